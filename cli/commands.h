@@ -1,0 +1,18 @@
+// Registration of each subcommand on the CLI11 app.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <functional>
+
+namespace kibitz::cli {
+
+// A subcommand registers its options and returns the action to run when it
+// was chosen; the action returns the exit status.
+using Action = std::function<int()>;
+
+Action add_perft_command(CLI::App& app);
+
+// Exit status for bad arguments or bad input.
+constexpr int kUsageError = 2;
+
+}  // namespace kibitz::cli

@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Configures and builds Kibitz into build/ (Release). Extra arguments go to
+# cmake's configure step, e.g. scripts/build.sh -DKIBITZ_BUILD_TESTS=OFF.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build_dir=${KIBITZ_BUILD_DIR:-build}
+generator=()
+command -v ninja >/dev/null && generator=(-G Ninja)
+if [ ! -f "$build_dir/CMakeCache.txt" ]; then
+  cmake -S . -B "$build_dir" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release "$@"
+elif [ $# -gt 0 ]; then
+  cmake -S . -B "$build_dir" "$@"
+fi
+cmake --build "$build_dir" --parallel "$(nproc)"
