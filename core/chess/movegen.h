@@ -1,0 +1,257 @@
+// Legal move generation. Checkers come from the position (do_move computes
+// them), pins are computed once per call; in double check only king moves are
+// generated, in single check only moves that capture the checker or block.
+//
+// The generator is written once over a Sink: MoveWriter stores moves, and
+// MoveCounter only adds up target-set sizes, which perft uses at its last ply
+// (bulk counting: the moves are legal by construction, so counting the
+// targets is counting the moves).
+#pragma once
+
+#include "chess/position.h"
+
+KIBITZ_NAMESPACE(chess) {
+
+// Legal = Captures + Quiets, disjoint. Captures holds every capture and the
+// queen promotions; Quiets holds the other moves, under-promotions included.
+enum class GenType { Legal, Captures, Quiets };
+
+// No chess position has more than 218 legal moves.
+constexpr int kMaxMoves = 256;
+
+struct MoveWriter {
+  Move* cur;
+
+  void add(Move m) { *cur++ = m; }
+  void add(Square from, Bitboard targets) {
+    while (targets) *cur++ = Move(from, Square(pop_lsb(targets)));
+  }
+  template <Direction D>
+  void pawn(Bitboard targets) {
+    while (targets) {
+      const Square to = Square(pop_lsb(targets));
+      *cur++ = Move(to - D, to);
+    }
+  }
+  template <Direction D, GenType T>
+  void promotions(Bitboard targets) {
+    while (targets) {
+      const Square to = Square(pop_lsb(targets)), from = to - D;
+      if constexpr (T != GenType::Quiets) *cur++ = Move(from, to, MoveKind::Promotion, Queen);
+      if constexpr (T != GenType::Captures) {
+        *cur++ = Move(from, to, MoveKind::Promotion, Rook);
+        *cur++ = Move(from, to, MoveKind::Promotion, Bishop);
+        *cur++ = Move(from, to, MoveKind::Promotion, Knight);
+      }
+    }
+  }
+};
+
+struct MoveCounter {
+  uint64_t count = 0;
+
+  void add(Move) { ++count; }
+  void add(Square, Bitboard targets) { count += unsigned(popcount(targets)); }
+  template <Direction D>
+  void pawn(Bitboard targets) {
+    count += unsigned(popcount(targets));
+  }
+  template <Direction D, GenType T>
+  void promotions(Bitboard targets) {
+    constexpr unsigned kPerSquare = T == GenType::Legal ? 4 : T == GenType::Captures ? 1 : 3;
+    count += kPerSquare * unsigned(popcount(targets));
+  }
+};
+
+namespace detail {
+
+// Pawn pushes, captures and promotions of `pawns`, restricted to `allowed`
+// destination squares (the check mask, and the pin line for a pinned pawn).
+template <Color Us, GenType T, class Sink>
+inline void pawn_moves(Sink& sink, Bitboard pawns, Bitboard them, Bitboard empty,
+                       Bitboard allowed) {
+  constexpr Direction Up = pawn_push(Us);
+  constexpr Direction CaptureW = Us == White ? NorthWest : SouthWest;
+  constexpr Direction CaptureE = Us == White ? NorthEast : SouthEast;
+  constexpr Bitboard Rank7 = relative_rank_bb(Us, 6), Rank3 = relative_rank_bb(Us, 2);
+
+  const Bitboard plain = pawns & ~Rank7, promoting = pawns & Rank7;
+  if constexpr (T != GenType::Captures) {
+    const Bitboard one = shift<Up>(plain) & empty;
+    const Bitboard two = shift<Up>(one & Rank3) & empty;
+    sink.template pawn<Up>(one & allowed);
+    sink.template pawn<Direction(Up + Up)>(two & allowed);
+  }
+  if constexpr (T != GenType::Quiets) {
+    sink.template pawn<CaptureW>(shift<CaptureW>(plain) & them & allowed);
+    sink.template pawn<CaptureE>(shift<CaptureE>(plain) & them & allowed);
+  }
+  if (promoting) {
+    sink.template promotions<Up, T>(shift<Up>(promoting) & empty & allowed);
+    sink.template promotions<CaptureW, T>(shift<CaptureW>(promoting) & them & allowed);
+    sink.template promotions<CaptureE, T>(shift<CaptureE>(promoting) & them & allowed);
+  }
+}
+
+template <Color Us, GenType T, class Sink>
+inline void generate(const Position& pos, Sink& sink) {
+  constexpr Color Them = ~Us;
+  const Square ksq = pos.king_square(Us);
+  const Bitboard us = pos.pieces(Us), them = pos.pieces(Them), occupied = us | them;
+  const Bitboard checkers = pos.checkers();
+
+  // King: the squares it may step to, minus those attacked once it has left
+  // its square (so it cannot step back along a checking ray).
+  Bitboard king_to = king_attacks(ksq) & (T == GenType::Captures ? them
+                                          : T == GenType::Quiets ? ~occupied
+                                                                 : ~us);
+  if (king_to) {
+    const Bitboard without_king = occupied ^ square_bb(ksq);
+    for (Bitboard b = king_to; b;) {
+      const Square s = Square(pop_lsb(b));
+      if (pos.attacked_by(Them, s, without_king)) king_to ^= square_bb(s);
+    }
+    sink.add(ksq, king_to);
+  }
+  if (more_than_one(checkers)) return;
+
+  const Bitboard check_mask =
+      checkers ? between_bb(ksq, Square(lsb(checkers))) | checkers : ~Bitboard(0);
+  const Bitboard target = check_mask & (T == GenType::Captures ? them
+                                        : T == GenType::Quiets ? ~occupied
+                                                               : ~us);
+
+  // Pins: our pieces alone between our king and an enemy slider.
+  Bitboard pinned = 0;
+  Bitboard snipers = (rook_pseudo_attacks(ksq) & pos.pieces(Them, Rook, Queen)) |
+                     (bishop_pseudo_attacks(ksq) & pos.pieces(Them, Bishop, Queen));
+  while (snipers) {
+    const Bitboard b = between_bb(ksq, Square(pop_lsb(snipers))) & occupied;
+    if (!more_than_one(b)) pinned |= b & us;
+  }
+
+  // A pinned knight never moves; a pinned slider stays on its pin line.
+  for (Bitboard b = pos.pieces(Us, Knight) & ~pinned; b;) {
+    const Square s = Square(pop_lsb(b));
+    sink.add(s, knight_attacks(s) & target);
+  }
+  for (Bitboard b = pos.pieces(Us, Bishop, Queen); b;) {
+    const Square s = Square(pop_lsb(b));
+    Bitboard a = bishop_attacks(s, occupied) & target;
+    if (pinned & square_bb(s)) a &= line_bb(ksq, s);
+    sink.add(s, a);
+  }
+  for (Bitboard b = pos.pieces(Us, Rook, Queen); b;) {
+    const Square s = Square(pop_lsb(b));
+    Bitboard a = rook_attacks(s, occupied) & target;
+    if (pinned & square_bb(s)) a &= line_bb(ksq, s);
+    sink.add(s, a);
+  }
+
+  const Bitboard pawns = pos.pieces(Us, Pawn);
+  pawn_moves<Us, T>(sink, pawns & ~pinned, them, ~occupied, check_mask);
+  // A pinned piece can never resolve a check, so pinned pawns move only when
+  // not in check, and only along the pin line.
+  if (!checkers) {
+    for (Bitboard b = pawns & pinned; b;) {
+      const Square s = Square(pop_lsb(b));
+      pawn_moves<Us, T>(sink, square_bb(s), them, ~occupied, line_bb(ksq, s));
+    }
+  }
+
+  if constexpr (T != GenType::Quiets) {
+    if (const Square ep = pos.ep_square(); ep != NoSquare) {
+      const Square captured = ep - pawn_push(Us);
+      if (check_mask & (square_bb(ep) | square_bb(captured))) {
+        for (Bitboard b = pawn_attacks(Them, ep) & pawns; b;) {
+          const Square from = Square(pop_lsb(b));
+          if (pos.ep_capture_safe(from, ep)) sink.add(Move(from, ep, MoveKind::EnPassant));
+        }
+      }
+    }
+  }
+
+  if constexpr (T != GenType::Captures) {
+    if (!checkers &&
+        (pos.castling_rights() & (Us == White ? WhiteOO | WhiteOOO : BlackOO | BlackOOO))) {
+      constexpr Square KingFrom = relative_square(Us, E1);
+      constexpr CastlingRights OO = Us == White ? WhiteOO : BlackOO;
+      constexpr CastlingRights OOO = Us == White ? WhiteOOO : BlackOOO;
+      if (pos.can_castle(OO) && !(occupied & between_bb(KingFrom, relative_square(Us, H1))) &&
+          !pos.attacked_by(Them, relative_square(Us, F1), occupied) &&
+          !pos.attacked_by(Them, relative_square(Us, G1), occupied))
+        sink.add(Move(KingFrom, relative_square(Us, G1), MoveKind::Castling));
+      if (pos.can_castle(OOO) && !(occupied & between_bb(KingFrom, relative_square(Us, A1))) &&
+          !pos.attacked_by(Them, relative_square(Us, D1), occupied) &&
+          !pos.attacked_by(Them, relative_square(Us, C1), occupied))
+        sink.add(Move(KingFrom, relative_square(Us, C1), MoveKind::Castling));
+    }
+  }
+}
+
+}  // namespace detail
+
+// Writes the legal moves of type T to `list` and returns the end pointer.
+template <GenType T = GenType::Legal>
+inline Move* generate(const Position& pos, Move* list) {
+  MoveWriter w{list};
+  if (pos.side_to_move() == White)
+    detail::generate<White, T>(pos, w);
+  else
+    detail::generate<Black, T>(pos, w);
+  return w.cur;
+}
+
+// Number of legal moves, without writing them.
+inline uint64_t count_legal_moves(const Position& pos) {
+  MoveCounter c;
+  if (pos.side_to_move() == White)
+    detail::generate<White, GenType::Legal>(pos, c);
+  else
+    detail::generate<Black, GenType::Legal>(pos, c);
+  return c.count;
+}
+
+template <GenType T = GenType::Legal>
+class MoveList {
+ public:
+  explicit MoveList(const Position& pos) : last_(generate<T>(pos, moves_)) {}
+  const Move* begin() const { return moves_; }
+  const Move* end() const { return last_; }
+  int size() const { return int(last_ - moves_); }
+  bool empty() const { return last_ == moves_; }
+  bool contains(Move m) const {
+    for (Move x : *this)
+      if (x == m) return true;
+    return false;
+  }
+
+ private:
+  Move moves_[kMaxMoves];
+  Move* last_;
+};
+
+// Whether the side to move has any legal move (cheaper than counting them all
+// in the usual case: the king or a single piece usually has one).
+inline bool has_legal_move(const Position& pos) { return count_legal_moves(pos) != 0; }
+
+enum class GameStatus {
+  ongoing,
+  checkmate,
+  stalemate,
+  fifty_move_rule,
+  threefold_repetition,
+  insufficient_material,
+};
+
+// The status of the game at this position, by the rules: a mate delivered on
+// the hundredth quiet ply wins rather than draws.
+inline GameStatus game_status(const Position& pos) {
+  if (!has_legal_move(pos)) return pos.in_check() ? GameStatus::checkmate : GameStatus::stalemate;
+  if (pos.has_insufficient_material()) return GameStatus::insufficient_material;
+  if (pos.fifty_move_rule()) return GameStatus::fifty_move_rule;
+  if (pos.is_threefold_repetition()) return GameStatus::threefold_repetition;
+  return GameStatus::ongoing;
+}
+
+}  // KIBITZ_NAMESPACE(chess)

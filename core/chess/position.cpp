@@ -1,0 +1,277 @@
+#include "chess/position.h"
+
+#include <algorithm>
+#include <cstring>
+
+KIBITZ_NAMESPACE(chess) {
+
+namespace {
+
+// Rights lost when a move starts or ends on a square.
+constexpr auto kCastlingLoss = [] {
+  std::array<uint8_t, kSquares> m{};
+  m[E1] = WhiteOO | WhiteOOO;
+  m[H1] = WhiteOO;
+  m[A1] = WhiteOOO;
+  m[E8] = BlackOO | BlackOOO;
+  m[H8] = BlackOO;
+  m[A8] = BlackOOO;
+  return m;
+}();
+
+}  // namespace
+
+Position::Position() { *this = *from_fen(kStartFen); }
+
+Position& Position::operator=(const Position& other) {
+  if (this == &other) return *this;
+  std::memcpy(by_type_, other.by_type_, sizeof by_type_);
+  std::memcpy(by_color_, other.by_color_, sizeof by_color_);
+  std::memcpy(board_, other.board_, sizeof board_);
+  side_ = other.side_;
+  game_ply_ = other.game_ply_;
+  idx_ = other.idx_;
+  std::copy(other.states_, other.states_ + other.idx_ + 1, states_);
+  return *this;
+}
+
+bool operator==(const Position& a, const Position& b) {
+  const StateInfo &sa = a.state(), &sb = b.state();
+  return std::equal(a.board_, a.board_ + kSquares, b.board_) &&
+         std::equal(a.by_type_, a.by_type_ + kPieceTypes, b.by_type_) &&
+         std::equal(a.by_color_, a.by_color_ + kColors, b.by_color_) && a.side_ == b.side_ &&
+         a.game_ply_ == b.game_ply_ && sa.key == sb.key && sa.checkers == sb.checkers &&
+         sa.rule50 == sb.rule50 && sa.castling == sb.castling && sa.ep_square == sb.ep_square;
+}
+
+void Position::put_piece(Piece pc, Square s) {
+  const Bitboard b = square_bb(s);
+  board_[s] = pc;
+  by_type_[NoPieceType] |= b;
+  by_type_[type_of(pc)] |= b;
+  by_color_[color_of(pc)] |= b;
+}
+
+void Position::remove_piece(Square s) {
+  const Piece pc = board_[s];
+  const Bitboard b = square_bb(s);
+  by_type_[NoPieceType] ^= b;
+  by_type_[type_of(pc)] ^= b;
+  by_color_[color_of(pc)] ^= b;
+  board_[s] = NoPiece;
+}
+
+void Position::move_piece(Square from, Square to) {
+  const Piece pc = board_[from];
+  const Bitboard b = square_bb(from) | square_bb(to);
+  by_type_[NoPieceType] ^= b;
+  by_type_[type_of(pc)] ^= b;
+  by_color_[color_of(pc)] ^= b;
+  board_[from] = NoPiece;
+  board_[to] = pc;
+}
+
+Bitboard Position::attackers_to(Square s, Bitboard occupied) const {
+  return (pawn_attacks(Black, s) & pieces(White, Pawn)) |
+         (pawn_attacks(White, s) & pieces(Black, Pawn)) | (knight_attacks(s) & pieces(Knight)) |
+         (rook_attacks(s, occupied) & pieces(Rook, Queen)) |
+         (bishop_attacks(s, occupied) & pieces(Bishop, Queen)) | (king_attacks(s) & pieces(King));
+}
+
+bool Position::attacked_by(Color c, Square s, Bitboard occupied) const {
+  return (pawn_attacks(~c, s) & pieces(c, Pawn)) || (knight_attacks(s) & pieces(c, Knight)) ||
+         (king_attacks(s) & pieces(c, King)) ||
+         (rook_attacks(s, occupied) & pieces(c, Rook, Queen)) ||
+         (bishop_attacks(s, occupied) & pieces(c, Bishop, Queen));
+}
+
+Bitboard Position::pinned(Color c) const {
+  const Square ksq = king_square(c);
+  const Bitboard occupied = pieces();
+  Bitboard snipers = (rook_pseudo_attacks(ksq) & pieces(~c, Rook, Queen)) |
+                     (bishop_pseudo_attacks(ksq) & pieces(~c, Bishop, Queen));
+  Bitboard result = 0;
+  while (snipers) {
+    const Bitboard b = between_bb(ksq, Square(pop_lsb(snipers))) & occupied;
+    if (b && !more_than_one(b)) result |= b & pieces(c);
+  }
+  return result;
+}
+
+bool Position::ep_capture_safe(Square from, Square ep) const {
+  const Color us = color_of(board_[from]);
+  const Square captured = make_square(file_of(ep), rank_of(from));
+  const Square ksq = king_square(us);
+  const Bitboard occupied = (pieces() ^ square_bb(from) ^ square_bb(captured)) | square_bb(ep);
+  // Only sliders can be uncovered; a checking pawn is the one captured, and
+  // knight checks are excluded by the caller's check mask.
+  return !(rook_attacks(ksq, occupied) & pieces(~us, Rook, Queen)) &&
+         !(bishop_attacks(ksq, occupied) & pieces(~us, Bishop, Queen));
+}
+
+void Position::set_ep_if_capturable(StateInfo& st, Square ep) const {
+  // Called after the pawn moved and before side_ flips: the capturer is ~side_.
+  const Color them = ~side_;
+  Bitboard capturers = pawn_attacks(side_, ep) & pieces(them, Pawn);
+  while (capturers) {
+    const Square from = Square(pop_lsb(capturers));
+    const Square ksq = king_square(them);
+    const Bitboard occupied =
+        (pieces() ^ square_bb(from) ^ square_bb(ep + pawn_push(side_))) | square_bb(ep);
+    if (!(rook_attacks(ksq, occupied) & pieces(side_, Rook, Queen)) &&
+        !(bishop_attacks(ksq, occupied) & pieces(side_, Bishop, Queen))) {
+      st.ep_square = ep;
+      st.key ^= kZobrist.ep_file[file_of(ep)];
+      return;
+    }
+  }
+}
+
+void Position::compact_history() {
+  std::copy(states_ + idx_ + 1 - kHistoryKept, states_ + idx_ + 1, states_);
+  idx_ = kHistoryKept - 1;
+}
+
+void Position::do_move(Move m) {
+  if (idx_ + 1 == kHistory) [[unlikely]]
+    compact_history();
+  const StateInfo& prev = states_[idx_];
+  StateInfo& st = states_[++idx_];
+  Key key = prev.key ^ kZobrist.side;
+  st.rule50 = int16_t(prev.rule50 + 1);
+  st.plies_from_null = int16_t(prev.plies_from_null + 1);
+  st.castling = prev.castling;
+  st.ep_square = NoSquare;
+  if (prev.ep_square != NoSquare) key ^= kZobrist.ep_file[file_of(prev.ep_square)];
+
+  const Color us = side_, them = ~us;
+  const Square from = m.from(), to = m.to();
+  const Piece pc = board_[from];
+  Piece captured = NoPiece;
+
+  if (m.kind() == MoveKind::Castling) {
+    const bool king_side = to > from;
+    const Square rfrom = relative_square(us, king_side ? H1 : A1);
+    const Square rto = relative_square(us, king_side ? F1 : D1);
+    const Piece rook = make_piece(us, Rook);
+    move_piece(from, to);
+    move_piece(rfrom, rto);
+    key ^= kZobrist.piece_square[pc][from] ^ kZobrist.piece_square[pc][to] ^
+           kZobrist.piece_square[rook][rfrom] ^ kZobrist.piece_square[rook][rto];
+  } else {
+    const Square capsq = m.kind() == MoveKind::EnPassant ? to - pawn_push(us) : to;
+    captured = board_[capsq];
+    if (captured != NoPiece) {
+      remove_piece(capsq);
+      key ^= kZobrist.piece_square[captured][capsq];
+      st.rule50 = 0;
+    }
+    move_piece(from, to);
+    key ^= kZobrist.piece_square[pc][from] ^ kZobrist.piece_square[pc][to];
+    if (type_of(pc) == Pawn) {
+      st.rule50 = 0;
+      if (m.kind() == MoveKind::Promotion) {
+        const Piece promoted = make_piece(us, m.promotion_type());
+        remove_piece(to);
+        put_piece(promoted, to);
+        key ^= kZobrist.piece_square[pc][to] ^ kZobrist.piece_square[promoted][to];
+      } else if ((int(from) ^ int(to)) == 16) {
+        st.key = key;
+        set_ep_if_capturable(st, from + pawn_push(us));
+        key = st.key;
+      }
+    }
+  }
+  if (const uint8_t loss = kCastlingLoss[from] | kCastlingLoss[to]; loss && st.castling) {
+    key ^= kZobrist.castling[st.castling];
+    st.castling = CastlingRights(st.castling & ~loss);
+    key ^= kZobrist.castling[st.castling];
+  }
+  st.key = key;
+  st.captured = captured;
+  side_ = them;
+  ++game_ply_;
+  st.checkers = attackers_to(king_square(them)) & pieces(us);
+}
+
+void Position::undo_move(Move m) {
+  side_ = ~side_;
+  --game_ply_;
+  const Color us = side_;
+  const Square from = m.from(), to = m.to();
+  const StateInfo& st = states_[idx_];
+  if (m.kind() == MoveKind::Castling) {
+    const bool king_side = to > from;
+    move_piece(to, from);
+    move_piece(relative_square(us, king_side ? F1 : D1), relative_square(us, king_side ? H1 : A1));
+  } else {
+    if (m.kind() == MoveKind::Promotion) {
+      remove_piece(to);
+      put_piece(make_piece(us, Pawn), to);
+    }
+    move_piece(to, from);
+    if (st.captured != NoPiece) {
+      const Square capsq = m.kind() == MoveKind::EnPassant ? to - pawn_push(us) : to;
+      put_piece(st.captured, capsq);
+    }
+  }
+  --idx_;
+}
+
+void Position::do_null_move() {
+  if (idx_ + 1 == kHistory) [[unlikely]]
+    compact_history();
+  const StateInfo& prev = states_[idx_];
+  StateInfo& st = states_[++idx_];
+  st = prev;
+  st.key ^= kZobrist.side;
+  if (prev.ep_square != NoSquare) st.key ^= kZobrist.ep_file[file_of(prev.ep_square)];
+  st.ep_square = NoSquare;
+  st.rule50 = int16_t(prev.rule50 + 1);
+  st.plies_from_null = 0;
+  st.captured = NoPiece;
+  st.checkers = 0;  // null moves are never made in check
+  side_ = ~side_;
+  ++game_ply_;
+}
+
+void Position::undo_null_move() {
+  side_ = ~side_;
+  --game_ply_;
+  --idx_;
+}
+
+bool Position::is_repetition(int ply) const {
+  const StateInfo& st = states_[idx_];
+  const int end = std::min({int(st.rule50), int(st.plies_from_null), idx_});
+  int seen = 0;
+  for (int i = 4; i <= end; i += 2) {
+    if (states_[idx_ - i].key == st.key) {
+      if (i < ply || ++seen == 2) return true;
+    }
+  }
+  return false;
+}
+
+bool Position::has_insufficient_material() const {
+  if (pieces(Pawn, Rook) | pieces(Queen)) return false;
+  const Bitboard minors = pieces(Knight, Bishop);
+  if (!more_than_one(minors)) return true;  // K v K, K+minor v K
+  // Only bishops, all on squares of one colour: no mate is possible.
+  if (pieces(Knight)) return false;
+  const Bitboard b = pieces(Bishop);
+  return !(b & kDarkSquares) || !(b & ~kDarkSquares);
+}
+
+Key Position::compute_key() const {
+  Key k = side_ == Black ? kZobrist.side : 0;
+  for (Bitboard b = pieces(); b;) {
+    const Square s = Square(pop_lsb(b));
+    k ^= kZobrist.piece_square[board_[s]][s];
+  }
+  k ^= kZobrist.castling[castling_rights()];
+  if (ep_square() != NoSquare) k ^= kZobrist.ep_file[file_of(ep_square())];
+  return k;
+}
+
+}  // KIBITZ_NAMESPACE(chess)

@@ -1,0 +1,153 @@
+// A chess position: bitboards by type and colour, a mailbox, and a stack of
+// per-ply states so do_move/undo_move are incremental (key, rights, counters)
+// and repetitions can be found. A Position is a self-contained value: copying
+// one copies its history, and it never allocates.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "chess/attacks.h"
+#include "chess/zobrist.h"
+#include "common/expected.h"
+
+KIBITZ_NAMESPACE(chess) {
+
+// What changes from ply to ply. do_move copies the first group from the
+// previous state and computes the rest.
+struct StateInfo {
+  Key key;
+  Bitboard checkers;        // pieces giving check to the side to move
+  int16_t rule50;           // plies since the last capture or pawn move
+  int16_t plies_from_null;  // plies since the last null move (bounds repetition search)
+  CastlingRights castling;
+  Square ep_square;  // set only when an en-passant capture is legal
+  Piece captured;    // the piece the move into this state captured
+};
+
+enum class FenError {
+  unknown,
+  field_count,  // not 4 or 6 space-separated fields
+  bad_piece,    // a character that is not a piece letter or digit 1-8
+  rank_length,  // a rank that does not describe exactly 8 squares
+  rank_count,   // not 8 ranks
+  king_count,   // not exactly one king per side
+  pawn_on_back_rank,
+  side_to_move,       // not 'w' or 'b'
+  opponent_in_check,  // the side not to move is in check
+  castling_rights,    // a right without king and rook on their squares, or a bad letter
+  en_passant,         // malformed or impossible en-passant square
+  counters,           // bad half-move clock or full-move number
+};
+
+std::string_view to_string(FenError e);
+
+struct FenParseError {
+  FenError kind;
+  std::string message;
+};
+
+class Position {
+ public:
+  static constexpr std::string_view kStartFen =
+      "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1";
+  // Plies of history kept: enough for the search depth plus the plies that can
+  // still matter for repetitions (a position 150 plies back lies beyond the
+  // 75-move rule). do_move drops the oldest states when it runs out.
+  static constexpr int kHistory = 1024;
+  static constexpr int kHistoryKept = 256;
+
+  Position();  // the start position
+  // Copies only the live part of the history.
+  Position(const Position& other) { *this = other; }
+  Position& operator=(const Position& other);
+
+  // Parses FEN (4 or 6 fields). Every rule of a legal setup is checked.
+  static Expected<Position, FenParseError> from_fen(std::string_view fen);
+  // FEN of the position; the en-passant square is written only when an
+  // en-passant capture is legal.
+  std::string fen() const;
+
+  // Accessors
+  Bitboard pieces() const { return by_type_[NoPieceType]; }
+  Bitboard pieces(Color c) const { return by_color_[c]; }
+  Bitboard pieces(PieceType pt) const { return by_type_[pt]; }
+  Bitboard pieces(PieceType a, PieceType b) const { return by_type_[a] | by_type_[b]; }
+  Bitboard pieces(Color c, PieceType pt) const { return by_color_[c] & by_type_[pt]; }
+  Bitboard pieces(Color c, PieceType a, PieceType b) const { return by_color_[c] & pieces(a, b); }
+  Piece piece_on(Square s) const { return board_[s]; }
+  bool empty(Square s) const { return board_[s] == NoPiece; }
+  Square king_square(Color c) const { return Square(lsb(pieces(c, King))); }
+  Color side_to_move() const { return side_; }
+
+  const StateInfo& state() const { return states_[idx_]; }
+  Key key() const { return state().key; }
+  Bitboard checkers() const { return state().checkers; }
+  bool in_check() const { return state().checkers != 0; }
+  CastlingRights castling_rights() const { return state().castling; }
+  bool can_castle(CastlingRights cr) const { return state().castling & cr; }
+  Square ep_square() const { return state().ep_square; }
+  int rule50() const { return state().rule50; }
+  int game_ply() const { return game_ply_; }
+  int fullmove_number() const { return 1 + game_ply_ / 2; }
+  Piece captured_piece() const { return state().captured; }
+
+  // Attacks
+  Bitboard attackers_to(Square s, Bitboard occupied) const;
+  Bitboard attackers_to(Square s) const { return attackers_to(s, pieces()); }
+  bool attacked_by(Color c, Square s, Bitboard occupied) const;
+  // Pieces of colour c that are pinned to c's king.
+  Bitboard pinned(Color c) const;
+  // Whether the side to move may capture en passant with the pawn on `from`
+  // without leaving its king attacked (the pawn pins that only this capture
+  // exposes, e.g. along the fifth rank).
+  bool ep_capture_safe(Square from, Square ep) const;
+
+  // Moves
+  Piece moved_piece(Move m) const { return board_[m.from()]; }
+  bool is_capture(Move m) const {
+    return (!empty(m.to()) && m.kind() != MoveKind::Castling) || m.kind() == MoveKind::EnPassant;
+  }
+  // m must be legal.
+  void do_move(Move m);
+  void undo_move(Move m);
+  void do_null_move();
+  void undo_null_move();
+
+  // Draws by rule. `ply` is the distance to the root of a search: a
+  // repetition inside the search tree counts as a draw at once; one that
+  // reaches back before the root only when it is the third occurrence.
+  bool is_repetition(int ply) const;
+  bool is_threefold_repetition() const { return is_repetition(0); }
+  // 100 plies without capture or pawn move (a mate on that ply still wins:
+  // see game_status()).
+  bool fifty_move_rule() const { return state().rule50 >= 100; }
+  bool has_insufficient_material() const;
+
+  // The key computed from scratch (tests compare it with the incremental one).
+  Key compute_key() const;
+
+  friend bool operator==(const Position& a, const Position& b);
+
+ private:
+  struct EmptyTag {};
+  explicit Position(EmptyTag) {}
+
+  void put_piece(Piece pc, Square s);
+  void remove_piece(Square s);
+  void move_piece(Square from, Square to);
+  void compact_history();
+  // Sets the en-passant square after a double push to `ep` when the side to
+  // move can take legally.
+  void set_ep_if_capturable(StateInfo& st, Square ep) const;
+
+  Bitboard by_type_[kPieceTypes]{};  // [0] = all pieces
+  Bitboard by_color_[kColors]{};
+  Piece board_[kSquares]{};
+  Color side_ = White;
+  int game_ply_ = 0;
+  int idx_ = 0;
+  StateInfo states_[kHistory];
+};
+
+}  // KIBITZ_NAMESPACE(chess)
