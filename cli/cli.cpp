@@ -4,11 +4,16 @@
 #include <vector>
 
 #include "commands.h"
+#include "common/cpu.h"
 
 namespace kibitz::cli {
 
 int run(int argc, char** argv) {
   CLI::App app{"Kibitz: analysis server for chess and Russian draughts", "kibitz"};
+  app.set_version_flag("--version", [] {
+    return "kibitz " + std::string(KIBITZ_VERSION) +
+           " (instruction set: " + std::string(isa_name(default_isa())) + ")";
+  });
   app.require_subcommand(1);
   std::vector<std::pair<CLI::App*, Action>> commands;
   const auto add = [&](Action (*make)(CLI::App&)) {
@@ -23,6 +28,8 @@ int run(int argc, char** argv) {
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     std::fprintf(stderr, "kibitz: %s\n", e.what());

@@ -26,6 +26,9 @@ struct SliderEntry {
 namespace detail {
 extern SliderEntry rook_entries[kSquares];
 extern SliderEntry bishop_entries[kSquares];
+// Squares whose built-in magic failed and had to be searched for (tests
+// expect 0).
+extern int magic_searches;
 }  // namespace detail
 
 // Fills the slider tables; idempotent and thread-safe. The generic variant

@@ -96,5 +96,18 @@ TEST(ChessMovegen, HorizontallyPinnedEnPassantIsNotOffered) {
   for (Move m : MoveList(*pos)) EXPECT_NE(m.kind(), MoveKind::EnPassant);
 }
 
+TEST(ChessAttacks, BuiltInMagicsAreAllValid) {
+  // init_attacks() has run (test main): no square needed a fresh search.
+  EXPECT_EQ(detail::magic_searches, 0);
+  // And the lookups agree with a plain ray walk on random occupancies.
+  Prng rng(11);
+  for (int i = 0; i < 20000; ++i) {
+    const Bitboard occupied = rng.next() & rng.next();
+    const Square s = Square(rng.next() % 64);
+    ASSERT_EQ(rook_attacks(s, occupied), detail::ray_attacks(s, occupied, detail::kRookDirs));
+    ASSERT_EQ(bishop_attacks(s, occupied), detail::ray_attacks(s, occupied, detail::kBishopDirs));
+  }
+}
+
 }  // namespace
 }  // namespace kibitz::chess
