@@ -22,6 +22,8 @@ int run(int argc, char** argv) {
     commands.emplace_back(app.get_subcommands({})[before], std::move(action));
   };
   add(&add_perft_command);
+  add(&add_bench_command);
+  add(&add_uci_command);
 
   try {
     app.parse(argc, argv);

@@ -7,6 +7,7 @@
 
 #include "common/cpu.h"
 #include "common/expected.h"
+#include "engine/service.h"
 #include "engine/types.h"
 
 namespace kibitz::engine {
@@ -18,6 +19,7 @@ class Backend {
 
   virtual Expected<PerftReport, Error> perft(GameKind game, std::string_view fen, int depth,
                                              bool divide) = 0;
+  virtual std::unique_ptr<Service> make_service(const ServiceOptions& options) = 0;
 };
 
 // The backend for `isa`; isa must be supported by this CPU (isa_supported).

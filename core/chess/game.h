@@ -1,0 +1,93 @@
+// chess::Game: the chess side of the search interface (search/game.h).
+#pragma once
+
+#include <array>
+#include <cmath>
+#include <string>
+
+#include "chess/eval.h"
+#include "chess/movegen.h"
+#include "chess/notation.h"
+#include "chess/see.h"
+#include "engine/analysis.h"
+#include "search/types.h"
+
+KIBITZ_NAMESPACE(chess) {
+
+struct Game {
+  using Position = chess::Position;
+  using Move = chess::Move;
+  static constexpr int kMaxMoves = chess::kMaxMoves;
+  static constexpr int kHistorySize = 2 * 64 * 64;
+  static constexpr bool kHasNullMove = true;
+
+  static Move* generate_tactical(const Position& p, Move* l) {
+    return generate<GenType::Captures>(p, l);
+  }
+  static Move* generate_quiet(const Position& p, Move* l) {
+    return generate<GenType::Quiets>(p, l);
+  }
+  static Move* generate_qsearch(const Position& p, Move* l) {
+    return p.in_check() ? generate<GenType::Legal>(p, l) : generate<GenType::Captures>(p, l);
+  }
+  static bool stand_pat_allowed(const Position& p) { return !p.in_check(); }
+  static bool in_check(const Position& p) { return p.in_check(); }
+  static bool is_tactical(const Position& p, Move m) {
+    return p.is_capture(m) || (m.kind() == MoveKind::Promotion && m.promotion_type() == Queen);
+  }
+  static int capture_score(const Position& p, Move m) {
+    const PieceType victim = m.kind() == MoveKind::EnPassant ? Pawn : type_of(p.piece_on(m.to()));
+    const int promo = m.kind() == MoveKind::Promotion ? kSeeValue[m.promotion_type()] : 0;
+    return 8 * (kSeeValue[victim] + promo) - type_of(p.moved_piece(m));
+  }
+  static bool see_ge(const Position& p, Move m, int threshold) {
+    return chess::see_ge(p, m, threshold);
+  }
+  static int history_index(const Position& p, Move m) {
+    return (p.side_to_move() * 64 + m.from()) * 64 + m.to();
+  }
+  static uint16_t move_code(Move m) { return m.raw(); }
+  static void do_move(Position& p, Move m) { p.do_move(m); }
+  static void undo_move(Position& p, Move m) { p.undo_move(m); }
+  static void do_null_move(Position& p) { p.do_null_move(); }
+  static void undo_null_move(Position& p) { p.undo_null_move(); }
+  // Null move is unsafe where zugzwang is likely: only pawns and king left.
+  static bool null_move_allowed(const Position& p) {
+    const Color us = p.side_to_move();
+    return p.pieces(us) != p.pieces(us, Pawn, King);
+  }
+  static uint64_t key(const Position& p) { return p.key(); }
+  static search::Value evaluate(const Position& p) { return chess::evaluate(p); }
+  static bool is_draw(const Position& p, int ply) {
+    if (p.has_insufficient_material() || p.is_repetition(ply)) return true;
+    return p.fifty_move_rule() && (!p.in_check() || has_legal_move(p));
+  }
+  static search::Value no_moves_value(const Position& p, int ply) {
+    return p.in_check() ? search::mated_in(ply) : search::kValueDraw;
+  }
+  static bool white_to_move(const Position& p) { return p.side_to_move() == White; }
+
+  // Reporting (search/job.h).
+  static constexpr bool kHasSan = true;
+  static bool is_legal(const Position& p, Move m) { return MoveList(p).contains(m); }
+  static std::string move_string(const Position&, Move m) { return to_uci(m); }
+  static std::string san_string(Position& p, Move m) { return to_san(p, m); }
+  static engine::Score score_to_report(search::Value v) {
+    if (!search::is_mate_score(v)) return {engine::ScoreKind::cp, v};
+    const int plies = search::mate_plies(v);
+    return {engine::ScoreKind::mate, plies > 0 ? (plies + 1) / 2 : plies / 2};
+  }
+  // Win/draw/loss per mille for the side to move: a logistic curve of the
+  // score for each of win and loss, draw the rest. The curve is centred at
+  // 1.5 pawns with a scale of 0.65 pawns: at 0 it gives about 9% win and 9%
+  // loss, at +1 pawn 32% win, at +3 pawns 91% win (roughly what engine
+  // self-play at short time controls shows).
+  static std::array<int, 3> wdl(search::Value v) {
+    if (search::is_mate_score(v)) return v > 0 ? std::array{1000, 0, 0} : std::array{0, 0, 1000};
+    const auto p = [](double x) { return 1.0 / (1.0 + std::exp((150.0 - x) / 65.0)); };
+    const int w = int(std::lround(1000 * p(v))), l = int(std::lround(1000 * p(-v)));
+    return {w, 1000 - w - l, l};
+  }
+};
+
+}  // KIBITZ_NAMESPACE(chess)

@@ -1,0 +1,105 @@
+// Analysis requests and results as the neutral layer (CLI, UCI, server) sees
+// them: moves as strings, scores as numbers. The variant's search turns them
+// into its own types and back.
+#pragma once
+
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/types.h"
+
+namespace kibitz::engine {
+
+using Clock = std::chrono::steady_clock;
+
+struct Limits {
+  std::optional<int> depth;       // plies
+  std::optional<uint64_t> nodes;  // all threads together
+  std::optional<int64_t> movetime_ms;
+  std::optional<Clock::time_point> deadline;  // absolute, e.g. a job's deadline
+  bool infinite = false;                      // until stopped (other limits still apply)
+  // Game clock (UCI go wtime/btime/winc/binc/movestogo), in ms.
+  std::optional<int64_t> time_left[2];  // [white, black]
+  int64_t increment[2] = {0, 0};
+  int movestogo = 0;
+  int64_t move_overhead_ms = 30;  // kept in reserve per move with a clock
+};
+
+enum class Priority { interactive = 0, batch = 1 };
+
+struct AnalysisRequest {
+  GameKind game = GameKind::chess;
+  std::string fen;                 // empty: the start position
+  std::vector<std::string> moves;  // played from fen (UCI or SAN for chess, PDN for draughts)
+  Limits limits;
+  int multipv = 1;
+  int threads = 1;
+  std::vector<std::string> searchmoves;  // only these root moves
+  Priority priority = Priority::interactive;
+};
+
+enum class ScoreKind { cp, mate };  // mate: chess mate, or a forced draughts win
+
+// From the point of view of the side to move. For mate scores `value` counts
+// moves (not plies) to the end, negative when the side to move is mated.
+struct Score {
+  ScoreKind kind = ScoreKind::cp;
+  int value = 0;
+  friend bool operator==(const Score&, const Score&) = default;
+};
+
+enum class BoundKind { exact, lower, upper };
+
+struct Line {
+  int multipv = 1;
+  std::vector<std::string> moves;  // UCI (chess) or PDN (draughts)
+  std::vector<std::string> san;    // chess only
+  Score score;
+  BoundKind bound = BoundKind::exact;
+  std::array<int, 3> wdl{0, 1000, 0};  // per mille, side to move
+  int depth = 0;
+  int seldepth = 0;
+};
+
+struct Progress {
+  bool white_to_move = true;
+  int depth = 0;
+  int seldepth = 0;
+  uint64_t nodes = 0;
+  uint64_t nps = 0;
+  int64_t time_ms = 0;
+  int hashfull = 0;  // permille
+  std::vector<Line> lines;
+};
+
+struct Result : Progress {
+  std::string fen;  // the analysed position (after `moves`), normalised
+  std::optional<std::string> bestmove;
+  std::optional<std::string> ponder;
+  // When the position has no legal move or is drawn by rule: "checkmate",
+  // "stalemate", "loss" (draughts), or "draw_<rule>"; else "ongoing".
+  std::string status = "ongoing";
+  bool stopped = false;  // ended by stop() rather than by a limit
+};
+
+struct Callbacks {
+  std::function<void(const Progress&)> on_iteration;  // after each completed iteration
+  std::function<void(const Result&)> on_done;         // exactly once
+};
+
+// A running analysis. stop() is safe from any thread and idempotent; on_done
+// still runs once, with the best result found so far.
+class SearchHandle {
+ public:
+  virtual ~SearchHandle() = default;
+  virtual void stop() = 0;
+  virtual void wait() = 0;
+  virtual bool done() const = 0;
+};
+
+}  // namespace kibitz::engine

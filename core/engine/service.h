@@ -1,0 +1,67 @@
+// The analysis service: the search threads, one transposition table per
+// game, and the operations clients need. The CLI, the UCI front end and the
+// server all use it the same way; make_service() picks the instruction-set
+// variant.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/cpu.h"
+#include "common/expected.h"
+#include "engine/analysis.h"
+
+namespace kibitz::engine {
+
+struct ServiceOptions {
+  int threads = 1;
+  size_t hash_mib[2] = {64, 64};  // per game: [chess, draughts]
+};
+
+struct LegalMove {
+  std::string move;  // UCI (chess) or PDN (draughts)
+  std::string san;   // chess only
+  std::string from, to;
+  std::vector<std::string> captured;  // draughts: squares of the captured pieces
+};
+
+struct MovesReport {
+  std::string fen;  // the position after the moves
+  bool white_to_move = true;
+  std::vector<LegalMove> legal;
+  std::string status;  // as engine::Result::status
+};
+
+class Service {
+ public:
+  virtual ~Service() = default;
+
+  // Starts an analysis. Errors: invalid_fen, illegal_move, invalid_request.
+  // When the position has no legal move, on_done runs before this returns.
+  virtual Expected<std::shared_ptr<SearchHandle>, Error> analyze(const AnalysisRequest& request,
+                                                                 Callbacks callbacks) = 0;
+  // The position after `moves` from `fen`, its legal moves and its status.
+  virtual Expected<MovesReport, Error> moves(GameKind game, std::string_view fen,
+                                             const std::vector<std::string>& moves) = 0;
+  virtual Expected<PerftReport, Error> perft(GameKind game, std::string_view fen, int depth,
+                                             bool divide) = 0;
+
+  virtual int hashfull(GameKind game) const = 0;
+  // Resizes one game's table and clears it; only while no search runs.
+  virtual void resize_hash(GameKind game, size_t mib) = 0;
+  // Clears both tables with all threads; only while no search runs.
+  virtual void clear_hash() = 0;
+  virtual int threads() const = 0;
+  virtual Isa isa() const = 0;
+};
+
+// A service on the given variant (default: the best this CPU runs).
+std::unique_ptr<Service> make_service(const ServiceOptions& options,
+                                      std::optional<Isa> isa = std::nullopt);
+
+std::string_view default_fen(GameKind game);
+
+}  // namespace kibitz::engine

@@ -1,0 +1,168 @@
+// One analysis job: a search on 1..N threads of the shared pool. Worker 0
+// reports each completed iteration; the job ends when its last running
+// thread leaves, and then reports the result exactly once.
+//
+// Which thread's result wins: the one whose last completed iteration is the
+// deepest; on equal depth the main worker (it alone honours MultiPV order
+// and the limits exactly), then the lower index.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+
+#include "engine/analysis.h"
+#include "engine/thread_pool.h"
+#include "search/search.h"
+
+KIBITZ_NAMESPACE(search) {
+
+// Turns a game's internal results into the neutral report types. A game
+// provides G::move_string, G::kHasSan, G::san_string, G::wdl and
+// G::score_to_report (search/game.h stays free of strings).
+template <Game G>
+engine::Line make_line(const typename G::Position& root, const RootMove<G>& rm, int multipv,
+                       int depth) {
+  engine::Line line;
+  line.multipv = multipv;
+  typename G::Position pos = root;
+  for (const auto& m : rm.pv) {
+    if (!G::is_legal(pos, m)) break;  // defensive: a line is only ever shown legal
+    line.moves.push_back(G::move_string(pos, m));
+    if constexpr (G::kHasSan) line.san.push_back(G::san_string(pos, m));
+    G::do_move(pos, m);
+  }
+  const Value v = rm.score == -kValueInfinite ? rm.previous_score : rm.score;
+  line.score = G::score_to_report(v);
+  line.bound = rm.bound == BoundLower   ? engine::BoundKind::lower
+               : rm.bound == BoundUpper ? engine::BoundKind::upper
+                                        : engine::BoundKind::exact;
+  line.wdl = G::wdl(v);
+  line.depth = depth;
+  line.seldepth = rm.sel_depth;
+  return line;
+}
+
+template <Game G>
+class Job final : public engine::SearchHandle, public std::enable_shared_from_this<Job<G>> {
+ public:
+  using Position = typename G::Position;
+  using Move = typename G::Move;
+
+  Job(const Position& root, std::vector<Move> root_moves, const engine::AnalysisRequest& request,
+      tt::Table& table, engine::Callbacks callbacks, std::string fen)
+      : shared_(root, std::move(root_moves), request.multipv, request.limits, table),
+        callbacks_(std::move(callbacks)),
+        fen_(std::move(fen)),
+        threads_(std::max(1, request.threads)),
+        priority_(request.priority) {}
+
+  // Starts the search on the pool. The job keeps itself alive until done.
+  // The callbacks run on search threads and must not wait for this job.
+  void start(engine::ThreadPool& pool, uint64_t group) {
+    pool_ = &pool;
+    group_ = group;
+    shared_.tt.new_search();
+    for (int i = 0; i < threads_; ++i)
+      shared_.workers.push_back(std::make_unique<Worker<G>>(shared_, i));
+    shared_.on_iteration = [this](const Worker<G>& main) { report_iteration(main); };
+    running_.store(threads_, std::memory_order_relaxed);
+    std::vector<engine::ThreadPool::Task> tasks;
+    auto self = this->shared_from_this();
+    for (int i = 0; i < threads_; ++i) {
+      tasks.push_back({[self, i] {
+                         if (i == 0 || !self->shared_.stop.load(std::memory_order_relaxed))
+                           self->shared_.workers[size_t(i)]->run();
+                         // A helper never ends the job: only the main worker decides.
+                         if (i == 0) self->shared_.stop.store(true, std::memory_order_relaxed);
+                         self->leave();
+                       },
+                       [self, i] {
+                         // Cancelled before it ran: the main worker's result is
+                         // still owed, the helpers' are not.
+                         if (i == 0) self->shared_.stop.store(true, std::memory_order_relaxed);
+                         self->leave();
+                       },
+                       int(priority_), group});
+    }
+    pool.submit(std::move(tasks));
+  }
+
+  void stop() override {
+    stopped_by_request_.store(true, std::memory_order_relaxed);
+    shared_.stop.store(true, std::memory_order_relaxed);
+    if (pool_) pool_->cancel_group(group_);
+  }
+
+  void wait() override {
+    std::unique_lock lock(mutex_);
+    done_cv_.wait(lock, [this] { return done_; });
+  }
+
+  bool done() const override {
+    std::lock_guard lock(mutex_);
+    return done_;
+  }
+
+ private:
+  engine::Progress progress_of(const Worker<G>& w) const {
+    engine::Progress p;
+    p.white_to_move = G::white_to_move(shared_.root);
+    p.depth = w.completed_depth();
+    p.seldepth = w.sel_depth();
+    p.nodes = shared_.total_nodes();
+    p.time_ms = shared_.time.elapsed_ms();
+    p.nps = p.nodes * 1000 / uint64_t(std::max<int64_t>(1, p.time_ms));
+    p.hashfull = shared_.tt.hashfull();
+    const auto& rms = w.completed();
+    if (p.depth > 0)  // no line before the first iteration completes
+      for (int i = 0; i < shared_.multipv && i < int(rms.size()); ++i)
+        p.lines.push_back(make_line<G>(shared_.root, rms[size_t(i)], i + 1, p.depth));
+    return p;
+  }
+
+  void report_iteration(const Worker<G>& main) {
+    if (callbacks_.on_iteration) callbacks_.on_iteration(progress_of(main));
+  }
+
+  void leave() {
+    if (running_.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+    // Last one out: every worker has stopped; choose and report the result.
+    const Worker<G>* best = shared_.workers[0].get();
+    for (const auto& w : shared_.workers)
+      if (w->completed_depth() > best->completed_depth()) best = w.get();
+    engine::Result r;
+    static_cast<engine::Progress&>(r) = progress_of(*best);
+    r.fen = fen_;
+    r.stopped = stopped_by_request_.load(std::memory_order_relaxed);
+    if (!r.lines.empty() && !r.lines[0].moves.empty()) {
+      r.bestmove = r.lines[0].moves[0];
+      if (r.lines[0].moves.size() > 1) r.ponder = r.lines[0].moves[1];
+    } else if (!shared_.root_moves.empty()) {
+      // Stopped before the first iteration: any legal move beats none.
+      r.bestmove = G::move_string(shared_.root, shared_.root_moves[0]);
+    }
+    if (callbacks_.on_done) callbacks_.on_done(r);
+    {
+      std::lock_guard lock(mutex_);
+      done_ = true;
+    }
+    done_cv_.notify_all();
+  }
+
+  Shared<G> shared_;
+  engine::Callbacks callbacks_;
+  std::string fen_;
+  const int threads_;
+  const engine::Priority priority_;
+  engine::ThreadPool* pool_ = nullptr;
+  uint64_t group_ = 0;
+  std::atomic<int> running_{0};
+  std::atomic<bool> stopped_by_request_{false};
+  mutable std::mutex mutex_;
+  std::condition_variable done_cv_;
+  bool done_ = false;
+};
+
+}  // KIBITZ_NAMESPACE(search)

@@ -1,0 +1,560 @@
+// The search, written once for both games (see search/game.h).
+//
+// Each job runs one or more Workers on the same root (Lazy SMP): they share
+// nothing but the transposition table and the stop flag. Worker 0, the main
+// worker, watches the limits and reports each completed iteration.
+//
+// Step 1. Iterative deepening with aspiration windows, once per MultiPV line.
+// Step 2. Principal-variation search: table cutoffs, reverse futility and
+//         null-move pruning, internal iterative reduction, late-move
+//         reductions and pruning, SEE pruning, check and single-reply
+//         extensions.
+// Step 3. Quiescence search on captures (and, in check or with a draughts
+//         capture pending, on every legal move: such nodes are never static).
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <functional>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "search/game.h"
+#include "search/time_manager.h"
+#include "tt/table.h"
+
+KIBITZ_NAMESPACE(search) {
+
+template <Game G>
+struct RootMove {
+  using Move = typename G::Move;
+  explicit RootMove(Move m) : move(m), pv{m} {}
+
+  Move move;
+  Value score = -kValueInfinite;
+  Value previous_score = -kValueInfinite;
+  Bound bound = BoundExact;  // lower/upper when the last search of it failed high/low
+  int sel_depth = 0;
+  std::vector<Move> pv;
+
+  // Sorting: best score first; untouched moves keep their previous order.
+  bool operator<(const RootMove& o) const {
+    return score != o.score ? score > o.score : previous_score > o.previous_score;
+  }
+};
+
+template <Game G>
+class Worker;
+
+// What the workers of one job share.
+template <Game G>
+struct Shared {
+  using Move = typename G::Move;
+
+  Shared(const typename G::Position& root_pos, std::vector<Move> moves, int lines,
+         const engine::Limits& limits, tt::Table& table)
+      : root(root_pos),
+        root_moves(std::move(moves)),
+        multipv(std::clamp(lines, 1, std::max(1, int(root_moves.size())))),
+        time(limits, G::white_to_move(root_pos), engine::Clock::now()),
+        tt(table) {}
+
+  typename G::Position root;
+  std::vector<Move> root_moves;
+  int multipv;
+  TimeManager time;
+  tt::Table& tt;
+  std::atomic<bool> stop{false};
+  std::vector<std::unique_ptr<Worker<G>>> workers;
+  // Called by the main worker after each completed iteration.
+  std::function<void(const Worker<G>&)> on_iteration;
+
+  uint64_t total_nodes() const;
+};
+
+template <Game G>
+class Worker {
+ public:
+  using Position = typename G::Position;
+  using Move = typename G::Move;
+
+  Worker(Shared<G>& shared, int index);
+
+  // Iterative deepening until a limit or stop.
+  void run();
+
+  int index() const { return index_; }
+  uint64_t nodes() const { return nodes_.load(std::memory_order_relaxed); }
+  int completed_depth() const { return completed_depth_; }
+  // The root moves as they stood after the last completed iteration, best
+  // first (the MultiPV lines are the first `multipv` of them).
+  const std::vector<RootMove<G>>& completed() const { return completed_; }
+  int sel_depth() const { return completed_sel_depth_; }
+
+ private:
+  struct Stack {
+    int ply;
+    Move current_move;
+    Move killers[2];
+    Value static_eval;
+    bool in_check;
+    bool null_tried;
+  };
+
+  template <bool Pv>
+  Value search(Stack* ss, Value alpha, Value beta, Depth depth, bool cut_node);
+  template <bool Pv>
+  Value qsearch(Stack* ss, Value alpha, Value beta);
+  void check_limits();
+  void update_pv(int ply, Move m);
+  void update_quiet_stats(Stack* ss, Move best, const Move* quiets, int count, Depth depth);
+  int& history(Move m) { return history_[G::history_index(pos_, m)]; }
+  Value aspiration(Depth depth, int pv_index);
+
+  Shared<G>& shared_;
+  const int index_;
+  Position pos_;
+  std::vector<RootMove<G>> root_moves_;
+  std::vector<RootMove<G>> completed_;
+  int pv_idx_ = 0, pv_last_ = 0;
+  int sel_depth_ = 0, completed_sel_depth_ = 0;
+  Depth root_depth_ = 0;
+  int completed_depth_ = 0;
+  std::atomic<uint64_t> nodes_{0};
+  int calls_until_check_ = 0;
+  std::vector<int> history_;
+  Stack stack_[kMaxPly + 10]{};  // stack_ + 7 is the root: ss - 7 .. ss + kMaxPly + 2 valid
+  Move pv_[kMaxPly + 2][kMaxPly + 2]{};
+  int pv_length_[kMaxPly + 2]{};
+};
+
+// ---------------------------------------------------------------------------
+
+namespace detail {
+
+// Late-move reductions: about ln(depth) * ln(move number) / 2 plies.
+inline const auto& reductions() {
+  static const auto table = [] {
+    std::array<std::array<int8_t, 64>, 64> r{};
+    for (int d = 1; d < 64; ++d)
+      for (int m = 1; m < 64; ++m) r[d][m] = int8_t(0.4 + std::log(d) * std::log(m) / 2.1);
+    return r;
+  }();
+  return table;
+}
+
+inline int reduction(Depth depth, int move_count) {
+  return reductions()[std::min(depth, 63)][std::min(move_count, 63)];
+}
+
+}  // namespace detail
+
+template <Game G>
+uint64_t Shared<G>::total_nodes() const {
+  uint64_t n = 0;
+  for (const auto& w : workers) n += w->nodes();
+  return n;
+}
+
+template <Game G>
+Worker<G>::Worker(Shared<G>& shared, int index)
+    : shared_(shared), index_(index), pos_(shared.root), history_(G::kHistorySize, 0) {
+  for (Move m : shared.root_moves) root_moves_.emplace_back(m);
+  completed_ = root_moves_;
+  for (int i = 0; i < kMaxPly + 3; ++i) stack_[7 + i].ply = i;
+}
+
+template <Game G>
+void Worker<G>::check_limits() {
+  // Only the main worker decides; helpers follow the stop flag.
+  if (index_ != 0) return;
+  if (--calls_until_check_ > 0) return;
+  calls_until_check_ = 512;
+  if (shared_.time.node_limit_reached(shared_.total_nodes()) || shared_.time.out_of_time())
+    shared_.stop.store(true, std::memory_order_relaxed);
+}
+
+template <Game G>
+void Worker<G>::update_pv(int ply, Move m) {
+  pv_[ply][0] = m;
+  const int child = pv_length_[ply + 1];
+  std::copy(pv_[ply + 1], pv_[ply + 1] + child, pv_[ply] + 1);
+  pv_length_[ply] = child + 1;
+}
+
+template <Game G>
+void Worker<G>::run() {
+  if (root_moves_.empty()) return;
+  const int max_depth = shared_.time.depth_limit();
+  Move last_best = root_moves_[0].move;
+  int best_move_stable = 0;
+
+  for (root_depth_ = 1; root_depth_ <= max_depth; ++root_depth_) {
+    // Helpers skip some depths so they search ahead of the main worker
+    // rather than in step with it.
+    if (index_ > 0 && root_depth_ > 1 && ((root_depth_ + index_) % 3 == 0)) continue;
+    for (auto& rm : root_moves_) rm.previous_score = rm.score;
+
+    for (pv_idx_ = 0; pv_idx_ < shared_.multipv; ++pv_idx_) {
+      sel_depth_ = 0;
+      aspiration(root_depth_, pv_idx_);
+      // Keep the lines found so far in order; later lines start after them.
+      std::stable_sort(root_moves_.begin() + pv_idx_, root_moves_.end());
+      if (shared_.stop.load(std::memory_order_relaxed)) break;
+    }
+    if (shared_.stop.load(std::memory_order_relaxed)) break;
+
+    std::stable_sort(root_moves_.begin(), root_moves_.begin() + shared_.multipv);
+    completed_depth_ = root_depth_;
+    completed_ = root_moves_;
+    completed_sel_depth_ = std::max(sel_depth_, completed_sel_depth_);
+    if (index_ != 0) continue;
+
+    if (shared_.on_iteration) shared_.on_iteration(*this);
+
+    // Mate found at a depth that proves it: no deeper search can improve it
+    // (unless the search must run until stopped).
+    const Value best = root_moves_[0].score;
+    if (!shared_.time.infinite() && is_mate_score(best) && mate_plies(best) > 0 &&
+        root_depth_ >= 2 * mate_plies(best) + 2 && shared_.multipv == 1)
+      break;
+    if (shared_.time.node_limit_reached(shared_.total_nodes())) break;
+    best_move_stable = root_moves_[0].move == last_best ? best_move_stable + 1 : 0;
+    last_best = root_moves_[0].move;
+    const double stability = best_move_stable >= 4 ? 0.6 : best_move_stable >= 2 ? 0.85 : 1.3;
+    if (shared_.time.stop_before_next_iteration(stability)) break;
+  }
+  if (index_ == 0) {
+    // With an infinite search, the result waits for stop() (or a deadline).
+    while (shared_.time.infinite() && !shared_.stop.load(std::memory_order_relaxed) &&
+           !shared_.time.out_of_time())
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    shared_.stop.store(true, std::memory_order_relaxed);
+  }
+}
+
+template <Game G>
+Value Worker<G>::aspiration(Depth depth, int pv_index) {
+  RootMove<G>& rm = root_moves_[pv_index];
+  Value prev = rm.previous_score;
+  Value delta = 18, alpha = -kValueInfinite, beta = kValueInfinite;
+  if (depth >= 4 && prev > -kValueInfinite && !is_mate_score(prev)) {
+    delta = 18 + std::abs(prev) / 50;
+    alpha = std::max(prev - delta, -kValueInfinite);
+    beta = std::min(prev + delta, kValueInfinite);
+  }
+  Stack* ss = stack_ + 7;
+  for (;;) {
+    pv_last_ = int(root_moves_.size());
+    const Value v = search<true>(ss, alpha, beta, depth, false);
+    std::stable_sort(root_moves_.begin() + pv_index, root_moves_.end());
+    if (shared_.stop.load(std::memory_order_relaxed)) return v;
+    if (v <= alpha) {
+      beta = (alpha + beta) / 2;
+      alpha = std::max(v - delta, -kValueInfinite);
+    } else if (v >= beta) {
+      beta = std::min(v + delta, kValueInfinite);
+    } else {
+      return v;
+    }
+    delta += delta / 2;
+  }
+}
+
+template <Game G>
+template <bool Pv>
+Value Worker<G>::search(Stack* ss, Value alpha, Value beta, Depth depth, bool cut_node) {
+  const bool root = Pv && ss->ply == 0;
+  const int ply = ss->ply;
+  if (depth <= 0) return qsearch<Pv>(ss, alpha, beta);
+
+  check_limits();
+  if (Pv) {
+    pv_length_[ply] = 0;
+    sel_depth_ = std::max(sel_depth_, ply + 1);
+  }
+  if (!root) {
+    if (shared_.stop.load(std::memory_order_relaxed)) return kValueZero;
+    if (G::is_draw(pos_, ply)) return kValueDraw;
+    if (ply >= kMaxPly) return G::in_check(pos_) ? kValueDraw : G::evaluate(pos_);
+    // Mate-distance pruning: no line from here beats a shorter mate found.
+    alpha = std::max(mated_in(ply), alpha);
+    beta = std::min(mate_in(ply + 1), beta);
+    if (alpha >= beta) return alpha;
+  }
+  nodes_.fetch_add(1, std::memory_order_relaxed);
+
+  // Step 1. Transposition table.
+  const uint64_t key = G::key(pos_);
+  tt::Data tte{};
+  const bool tt_hit = shared_.tt.probe(key, tte);
+  const Value tt_value = tt_hit ? tt::value_from_tt(tte.value, ply) : kValueNone;
+  const uint16_t tt_code = root ? G::move_code(root_moves_[pv_idx_].move) : tt_hit ? tte.move : 0;
+  if (!Pv && tt_hit && tte.depth >= depth && tt_value != kValueNone &&
+      (tte.bound & (tt_value >= beta ? BoundLower : BoundUpper)))
+    return tt_value;
+
+  // Step 2. Static evaluation.
+  const bool in_check = G::in_check(pos_);
+  ss->in_check = in_check;
+  Value eval;
+  if (in_check) {
+    ss->static_eval = eval = kValueNone;
+  } else {
+    ss->static_eval = eval = tt_hit && tte.eval != kValueNone ? tte.eval : G::evaluate(pos_);
+    if (tt_value != kValueNone && (tte.bound & (tt_value > eval ? BoundLower : BoundUpper)))
+      eval = tt_value;
+  }
+  const bool improving = !in_check && ply >= 2 && (ss - 2)->static_eval != kValueNone &&
+                         ss->static_eval > (ss - 2)->static_eval;
+
+  if (!Pv && !in_check) {
+    // Step 3. Reverse futility: far above beta at low depth, trust the eval.
+    if (depth < 8 && eval - 90 * (depth - improving) >= beta && eval < kValueMateInMaxPly)
+      return eval;
+    // Step 4. Null move: if passing still fails high, the node is a cut node.
+    if constexpr (G::kHasNullMove) {
+      if (depth >= 3 && eval >= beta && ss->static_eval >= beta && !(ss - 1)->null_tried &&
+          G::null_move_allowed(pos_) && beta > kValueMatedInMaxPly) {
+        const Depth r = 3 + depth / 4 + std::min((eval - beta) / 200, 3);
+        ss->current_move = Move{};
+        ss->null_tried = true;
+        G::do_null_move(pos_);
+        Value v = -search<false>(ss + 1, -beta, -beta + 1, depth - r, !cut_node);
+        G::undo_null_move(pos_);
+        ss->null_tried = false;
+        if (shared_.stop.load(std::memory_order_relaxed)) return kValueZero;
+        if (v >= beta) return v >= kValueMateInMaxPly ? beta : v;
+      }
+    }
+  }
+  // Step 5. Internal iterative reduction: without a table move, search less.
+  if (!root && depth >= 4 && tt_code == 0 && (Pv || cut_node)) --depth;
+
+  // Step 6. Moves, scored: table move, good tactical moves, killers, quiet
+  // moves by history, bad tactical moves.
+  Move moves[G::kMaxMoves];
+  int scores[G::kMaxMoves];
+  Move* end = G::generate_tactical(pos_, moves);
+  const int tactical_count = int(end - moves);
+  end = G::generate_quiet(pos_, end);
+  const int count = int(end - moves);
+  if (count == 0) return root ? kValueZero : G::no_moves_value(pos_, ply);
+  for (int i = 0; i < count; ++i) {
+    const Move m = moves[i];
+    if (tt_code && G::move_code(m) == tt_code)
+      scores[i] = 1 << 30;
+    else if (i < tactical_count)
+      scores[i] = G::see_ge(pos_, m, 0) ? (1 << 28) + G::capture_score(pos_, m)
+                                        : -(1 << 20) + G::capture_score(pos_, m);
+    else if (m == ss->killers[0])
+      scores[i] = (1 << 27);
+    else if (m == ss->killers[1])
+      scores[i] = (1 << 27) - 1;
+    else
+      scores[i] = history(m);
+  }
+  // A forced reply does not cost depth.
+  const Depth single_reply = count == 1 ? 1 : 0;
+
+  Value best_value = -kValueInfinite;
+  Move best_move{};
+  Move quiets[64];
+  int quiet_count = 0, move_count = 0;
+  (ss + 1)->killers[0] = (ss + 1)->killers[1] = Move{};
+
+  for (int picked = 0; picked < count; ++picked) {
+    // Selection sort step: the best remaining move.
+    int b = picked;
+    for (int i = picked + 1; i < count; ++i)
+      if (scores[i] > scores[b]) b = i;
+    std::swap(moves[picked], moves[b]);
+    std::swap(scores[picked], scores[b]);
+    const Move m = moves[picked];
+
+    if (root) {  // only the root moves of this MultiPV line (and searchmoves)
+      const auto first = root_moves_.begin() + pv_idx_, last = root_moves_.begin() + pv_last_;
+      if (std::find_if(first, last, [&](const RootMove<G>& r) { return r.move == m; }) == last)
+        continue;
+    }
+    ++move_count;
+    const bool tactical = G::is_tactical(pos_, m);
+    const bool killer = m == ss->killers[0] || m == ss->killers[1];
+
+    // Step 7. Pruning of late and losing moves at low depth.
+    if (!root && best_value > kValueMatedInMaxPly) {
+      if (!tactical) {
+        if (!in_check && depth <= 7 && move_count >= (4 + depth * depth) / (2 - improving))
+          continue;
+        if (!in_check && !killer && depth <= 6 && ss->static_eval != kValueNone &&
+            ss->static_eval + 110 + 110 * depth <= alpha)
+          continue;
+      } else if (depth <= 6 && scores[picked] < 0 && !G::see_ge(pos_, m, -100 * depth)) {
+        continue;
+      }
+    }
+
+    ss->current_move = m;
+    if (Pv) pv_length_[ply + 1] = 0;  // a child searched with a null window leaves no line
+    G::do_move(pos_, m);
+    shared_.tt.prefetch(G::key(pos_));
+    const bool gives_check = G::in_check(pos_);
+    // Step 8. Extensions: checks (bounded so lines cannot grow forever) and
+    // forced replies.
+    const Depth extension = (gives_check || single_reply) && ply < 2 * root_depth_ ? 1 : 0;
+    const Depth new_depth = depth - 1 + extension;
+
+    Value value;
+    // Step 9. Late-move reductions, then principal-variation search.
+    if (depth >= 2 && move_count > 1 + int(Pv) && (!tactical || scores[picked] < 0)) {
+      int r = detail::reduction(depth, move_count);
+      r += !Pv + cut_node - improving - killer - int(gives_check);
+      if (!tactical) r -= std::clamp(history(m) / 6000, -2, 2);
+      const Depth d = std::clamp(new_depth - r, 1, new_depth);
+      value = -search<false>(ss + 1, -(alpha + 1), -alpha, d, true);
+      if (value > alpha && d < new_depth)
+        value = -search<false>(ss + 1, -(alpha + 1), -alpha, new_depth, !cut_node);
+    } else if (!Pv || move_count > 1) {
+      value = -search<false>(ss + 1, -(alpha + 1), -alpha, new_depth, !cut_node);
+    } else {
+      value = alpha + 1;  // the first move of a PV node goes straight to the full window
+    }
+    if (Pv && (move_count == 1 || (value > alpha && (root || value < beta))))
+      value = -search<true>(ss + 1, -beta, -alpha, new_depth, false);
+    G::undo_move(pos_, m);
+
+    if (shared_.stop.load(std::memory_order_relaxed)) return kValueZero;
+
+    if (root) {
+      RootMove<G>& rm = *std::find_if(root_moves_.begin(), root_moves_.end(),
+                                      [&](const RootMove<G>& r) { return r.move == m; });
+      if (move_count == 1 || value > alpha) {
+        rm.score = value;
+        rm.sel_depth = sel_depth_;
+        rm.bound = value >= beta ? BoundLower : value <= alpha ? BoundUpper : BoundExact;
+        rm.pv.assign(1, m);
+        rm.pv.insert(rm.pv.end(), pv_[1], pv_[1] + pv_length_[1]);
+      } else {
+        rm.score = -kValueInfinite;  // not best: keep it below the searched lines
+      }
+    }
+
+    if (value > best_value) {
+      best_value = value;
+      if (value > alpha) {
+        best_move = m;
+        if (Pv && !root) update_pv(ply, m);
+        if (value >= beta) break;
+        alpha = value;
+      }
+    }
+    if (!tactical && m != best_move && quiet_count < 64) quiets[quiet_count++] = m;
+  }
+
+  if (move_count == 0) return root ? kValueZero : alpha;  // every move pruned or excluded
+
+  if (best_move != Move{} && best_value >= beta && !G::is_tactical(pos_, best_move))
+    update_quiet_stats(ss, best_move, quiets, quiet_count, depth);
+
+  const Bound bound = best_value >= beta            ? BoundLower
+                      : (Pv && best_move != Move{}) ? BoundExact
+                                                    : BoundUpper;
+  shared_.tt.store(key, tt::value_to_tt(best_value, ply), Pv, bound, depth,
+                   best_move != Move{} ? G::move_code(best_move) : 0, ss->static_eval);
+  return best_value;
+}
+
+template <Game G>
+void Worker<G>::update_quiet_stats(Stack* ss, Move best, const Move* quiets, int count,
+                                   Depth depth) {
+  if (ss->killers[0] != best) {
+    ss->killers[1] = ss->killers[0];
+    ss->killers[0] = best;
+  }
+  const int bonus = std::min(depth * depth * 16, 1600);
+  const auto update = [](int& h, int b) { h += b - h * std::abs(b) / 16384; };
+  update(history(best), bonus);
+  for (int i = 0; i < count; ++i) update(history(quiets[i]), -bonus);
+}
+
+template <Game G>
+template <bool Pv>
+Value Worker<G>::qsearch(Stack* ss, Value alpha, Value beta) {
+  const int ply = ss->ply;
+  if (Pv) {
+    pv_length_[ply] = 0;
+    sel_depth_ = std::max(sel_depth_, ply + 1);
+  }
+  check_limits();
+  if (shared_.stop.load(std::memory_order_relaxed)) return kValueZero;
+  if (G::is_draw(pos_, ply)) return kValueDraw;
+  if (ply >= kMaxPly) return G::in_check(pos_) ? kValueDraw : G::evaluate(pos_);
+  nodes_.fetch_add(1, std::memory_order_relaxed);
+
+  const uint64_t key = G::key(pos_);
+  tt::Data tte{};
+  const bool tt_hit = shared_.tt.probe(key, tte);
+  const Value tt_value = tt_hit ? tt::value_from_tt(tte.value, ply) : kValueNone;
+  if (!Pv && tt_hit && tt_value != kValueNone &&
+      (tte.bound & (tt_value >= beta ? BoundLower : BoundUpper)))
+    return tt_value;
+
+  const bool stand_pat = G::stand_pat_allowed(pos_);
+  Value best_value = -kValueInfinite, static_eval = kValueNone;
+  if (stand_pat) {
+    static_eval = tt_hit && tte.eval != kValueNone ? tte.eval : G::evaluate(pos_);
+    best_value = static_eval;
+    if (tt_value != kValueNone && (tte.bound & (tt_value > best_value ? BoundLower : BoundUpper)))
+      best_value = tt_value;
+    if (best_value >= beta) return best_value;
+    alpha = std::max(alpha, best_value);
+  }
+
+  Move moves[G::kMaxMoves];
+  int scores[G::kMaxMoves];
+  const int count = int(G::generate_qsearch(pos_, moves) - moves);
+  if (count == 0 && !stand_pat) return G::no_moves_value(pos_, ply);
+  for (int i = 0; i < count; ++i)
+    scores[i] = (tt_hit && G::move_code(moves[i]) == tte.move ? 1 << 30 : 0) +
+                (G::is_tactical(pos_, moves[i]) ? G::capture_score(pos_, moves[i])
+                                                : history(moves[i]) / 64);
+
+  Move best_move{};
+  for (int picked = 0; picked < count; ++picked) {
+    int b = picked;
+    for (int i = picked + 1; i < count; ++i)
+      if (scores[i] > scores[b]) b = i;
+    std::swap(moves[picked], moves[b]);
+    std::swap(scores[picked], scores[b]);
+    const Move m = moves[picked];
+    // Losing captures cannot raise a standing pat.
+    if (stand_pat && !G::see_ge(pos_, m, 0)) continue;
+
+    ss->current_move = m;
+    if (Pv) pv_length_[ply + 1] = 0;
+    G::do_move(pos_, m);
+    const Value value = -qsearch<Pv>(ss + 1, -beta, -alpha);
+    G::undo_move(pos_, m);
+    if (shared_.stop.load(std::memory_order_relaxed)) return kValueZero;
+    if (value > best_value) {
+      best_value = value;
+      if (value > alpha) {
+        best_move = m;
+        if (Pv) update_pv(ply, m);
+        if (value >= beta) break;
+        alpha = value;
+      }
+    }
+  }
+  if (best_value == -kValueInfinite)
+    return G::no_moves_value(pos_, ply);  // every evasion pruned? none are
+
+  shared_.tt.store(key, tt::value_to_tt(best_value, ply), Pv,
+                   best_value >= beta ? BoundLower : BoundUpper, kDepthQs,
+                   best_move != Move{} ? G::move_code(best_move) : 0, static_eval);
+  return best_value;
+}
+
+}  // KIBITZ_NAMESPACE(search)

@@ -1,0 +1,68 @@
+// When a search must stop: depth, nodes, move time, deadline, or a game clock.
+#pragma once
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+
+#include "engine/analysis.h"
+#include "search/types.h"
+
+KIBITZ_NAMESPACE(search) {
+
+class TimeManager {
+ public:
+  using Clock = engine::Clock;
+
+  TimeManager(const engine::Limits& limits, bool white_to_move, Clock::time_point start)
+      : start_(start), limits_(limits) {
+    if (limits.movetime_ms) {
+      optimum_ms_ = maximum_ms_ = std::max<int64_t>(1, *limits.movetime_ms);
+      hard_ = true;
+    }
+    const int us = white_to_move ? 0 : 1;
+    if (limits.time_left[us] && !limits.infinite) {
+      // Clock: aim for a share of what is left, never more than it allows.
+      const int64_t left = std::max<int64_t>(1, *limits.time_left[us] - limits.move_overhead_ms);
+      const int64_t inc = limits.increment[us];
+      const int moves_to_go = limits.movestogo > 0 ? std::min(limits.movestogo, 40) : 35;
+      const int64_t optimum = left / moves_to_go + inc * 3 / 4;
+      const int64_t maximum = std::min(left * 3 / 5, optimum * 5);
+      optimum_ms_ = std::clamp<int64_t>(optimum, 1, std::max<int64_t>(1, maximum));
+      maximum_ms_ = std::max<int64_t>(1, maximum);
+      hard_ = true;
+      clock_ = true;
+    }
+  }
+
+  int64_t elapsed_ms() const {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start_).count();
+  }
+  Clock::time_point start() const { return start_; }
+
+  // Checked during the search.
+  bool out_of_time() const {
+    if (limits_.deadline && Clock::now() >= *limits_.deadline) return true;
+    return hard_ && elapsed_ms() >= maximum_ms_;
+  }
+  // Checked between iterations: with a clock, stop early when the next
+  // iteration would likely not finish in the optimum time. `stability` is
+  // below 1 when the best move has not changed for a while.
+  bool stop_before_next_iteration(double stability) const {
+    if (!clock_) return limits_.movetime_ms && elapsed_ms() >= maximum_ms_;
+    return double(elapsed_ms()) > double(optimum_ms_) * stability * 0.6;
+  }
+  bool node_limit_reached(uint64_t nodes) const { return limits_.nodes && nodes >= *limits_.nodes; }
+  int depth_limit() const {
+    return limits_.depth ? std::clamp(*limits_.depth, 1, kMaxPly - 1) : kMaxPly - 1;
+  }
+  bool infinite() const { return limits_.infinite; }
+
+ private:
+  Clock::time_point start_;
+  engine::Limits limits_;
+  int64_t optimum_ms_ = 0, maximum_ms_ = 0;
+  bool hard_ = false, clock_ = false;
+};
+
+}  // KIBITZ_NAMESPACE(search)

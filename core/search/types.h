@@ -1,0 +1,39 @@
+// Search scores, bounds and depths, shared by both games.
+#pragma once
+
+#include <cstdint>
+
+#include "common/isa.h"
+
+KIBITZ_NAMESPACE(search) {
+
+using Value = int;
+using Depth = int;
+
+constexpr int kMaxPly = 246;
+
+constexpr Value kValueZero = 0;
+constexpr Value kValueDraw = 0;
+constexpr Value kValueMate = 32000;
+constexpr Value kValueInfinite = 32001;
+constexpr Value kValueNone = 32002;
+// Scores beyond these are mates (chess) or forced wins (draughts) in N plies.
+constexpr Value kValueMateInMaxPly = kValueMate - kMaxPly;
+constexpr Value kValueMatedInMaxPly = -kValueMateInMaxPly;
+
+constexpr Value mate_in(int ply) { return kValueMate - ply; }
+constexpr Value mated_in(int ply) { return -kValueMate + ply; }
+constexpr bool is_mate_score(Value v) {
+  return v >= kValueMateInMaxPly || v <= kValueMatedInMaxPly;
+}
+
+// Plies to mate (positive: the side to move mates) from a mate score.
+constexpr int mate_plies(Value v) { return v > 0 ? kValueMate - v : -(kValueMate + v); }
+
+enum Bound : uint8_t { BoundNone = 0, BoundUpper = 1, BoundLower = 2, BoundExact = 3 };
+
+// Depth of quiescence-search entries in the transposition table.
+constexpr Depth kDepthQs = 0;
+constexpr Depth kDepthNone = -6;
+
+}  // KIBITZ_NAMESPACE(search)
