@@ -32,6 +32,7 @@ struct Game {
   }
   static bool stand_pat_allowed(const Position& p) { return !p.in_check(); }
   static bool in_check(const Position& p) { return p.in_check(); }
+  static bool gives_check(const Position& p, Move m) { return p.gives_check(m); }
   static bool is_tactical(const Position& p, Move m) {
     return p.is_capture(m) || (m.kind() == MoveKind::Promotion && m.promotion_type() == Queen);
   }

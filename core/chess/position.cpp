@@ -132,6 +132,44 @@ void Position::compact_history() {
   idx_ = kHistoryKept - 1;
 }
 
+bool Position::gives_check(Move m) const {
+  const Color us = side_;
+  const Square ksq = king_square(~us), from = m.from(), to = m.to();
+  PieceType pt = type_of(board_[from]);
+  Bitboard occupied = (pieces() ^ square_bb(from)) | square_bb(to);
+  Bitboard straight = pieces(us, Rook, Queen), diagonal = pieces(us, Bishop, Queen);
+  Square moved_to = to;
+  switch (m.kind()) {
+    case MoveKind::Promotion:
+      pt = m.promotion_type();
+      break;
+    case MoveKind::EnPassant:
+      occupied ^= square_bb(to - pawn_push(us));
+      break;
+    case MoveKind::Castling: {
+      const bool king_side = to > from;
+      const Square rfrom = relative_square(us, king_side ? H1 : A1);
+      moved_to = relative_square(us, king_side ? F1 : D1);
+      occupied = (occupied ^ square_bb(rfrom)) | square_bb(moved_to);
+      straight ^= square_bb(rfrom);
+      pt = Rook;
+      break;
+    }
+    case MoveKind::Normal:
+      break;
+  }
+  // The moving piece (the rook, for castling) stands on moved_to afterwards.
+  straight &= ~square_bb(from);
+  diagonal &= ~square_bb(from);
+  if (pt == Rook || pt == Queen) straight |= square_bb(moved_to);
+  if (pt == Bishop || pt == Queen) diagonal |= square_bb(moved_to);
+  if ((rook_attacks(ksq, occupied) & straight) || (bishop_attacks(ksq, occupied) & diagonal))
+    return true;
+  if (pt == Knight) return knight_attacks(moved_to) & square_bb(ksq);
+  if (pt == Pawn) return pawn_attacks(us, moved_to) & square_bb(ksq);
+  return false;
+}
+
 void Position::do_move(Move m) {
   if (idx_ + 1 == kHistory) [[unlikely]]
     compact_history();

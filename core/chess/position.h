@@ -108,6 +108,9 @@ class Position {
   bool is_capture(Move m) const {
     return (!empty(m.to()) && m.kind() != MoveKind::Castling) || m.kind() == MoveKind::EnPassant;
   }
+  // Whether legal move m checks the opponent (directly or by uncovering a
+  // slider), without making it.
+  bool gives_check(Move m) const;
   // m must be legal.
   void do_move(Move m);
   void undo_move(Move m);

@@ -100,6 +100,7 @@ class SearchHandle {
   virtual void stop() = 0;
   virtual void wait() = 0;
   virtual bool done() const = 0;
+  virtual uint64_t nodes() const = 0;  // searched so far, all threads
 };
 
 }  // namespace kibitz::engine

@@ -62,6 +62,7 @@ class FinishedHandle final : public engine::SearchHandle {
   void stop() override {}
   void wait() override {}
   bool done() const override { return true; }
+  uint64_t nodes() const override { return 0; }
 };
 
 class ServiceImpl final : public engine::Service {

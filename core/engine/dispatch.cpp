@@ -22,10 +22,4 @@ std::unique_ptr<Service> make_service(const ServiceOptions& options, std::option
   return backend(isa.value_or(default_isa())).make_service(options);
 }
 
-std::string_view default_fen(GameKind game) {
-  return game == GameKind::chess
-             ? "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"
-             : "W:Wa1,a3,b2,c1,c3,d2,e1,e3,f2,g1,g3,h2:Ba7,b6,b8,c7,d6,d8,e7,f6,f8,g7,h6,h8";
-}
-
 }  // namespace kibitz::engine

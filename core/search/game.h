@@ -26,6 +26,7 @@ concept Game = std::copyable<typename G::Position> && std::regular<typename G::M
   { G::generate_qsearch(cpos, list) } -> std::same_as<typename G::Move*>;
   { G::stand_pat_allowed(cpos) } -> std::same_as<bool>;
   { G::in_check(cpos) } -> std::same_as<bool>;
+  { G::gives_check(cpos, m) } -> std::same_as<bool>;
   { G::is_tactical(cpos, m) } -> std::same_as<bool>;
   { G::capture_score(cpos, m) } -> std::convertible_to<int>;  // MVV-LVA-like order
   { G::see_ge(cpos, m, 0) } -> std::same_as<bool>;

@@ -105,6 +105,8 @@ class Job final : public engine::SearchHandle, public std::enable_shared_from_th
     return done_;
   }
 
+  uint64_t nodes() const override { return shared_.total_nodes(); }
+
  private:
   engine::Progress progress_of(const Worker<G>& w) const {
     engine::Progress p;

@@ -383,8 +383,8 @@ Value Worker<G>::search(Stack* ss, Value alpha, Value beta, Depth depth, bool cu
     const bool tactical = G::is_tactical(pos_, m);
     const bool killer = m == ss->killers[0] || m == ss->killers[1];
 
-    // Step 7. Pruning of late and losing moves at low depth.
-    if (!root && best_value > kValueMatedInMaxPly) {
+    // Step 7. Pruning of late and losing moves at low depth (never checks).
+    if (!root && best_value > kValueMatedInMaxPly && !G::gives_check(pos_, m)) {
       if (!tactical) {
         if (!in_check && depth <= 7 && move_count >= (4 + depth * depth) / (2 - improving))
           continue;

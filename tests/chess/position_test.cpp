@@ -24,8 +24,11 @@ int check_random_games(const Position& start, uint64_t seed, int min_plies) {
       if (moves.empty() || pos.rule50() >= 150) break;
       const Move m = *(moves.begin() + rng.next() % unsigned(moves.size()));
       const Position before = pos;
+      const bool check = pos.gives_check(m);
       pos.do_move(m);
       ++plies;
+      EXPECT_EQ(check, pos.in_check())
+          << "gives_check of " << int(m.raw()) << " in " << before.fen();
       EXPECT_EQ(pos.key(), pos.compute_key()) << before.fen() << " then " << int(m.raw());
       EXPECT_EQ(pos.checkers(), pos.attackers_to(pos.king_square(pos.side_to_move())) &
                                     pos.pieces(~pos.side_to_move()));

@@ -1,0 +1,218 @@
+// The search on chess positions whose answers are known (checked with
+// Stockfish): mates at the depth they need, draws by rule, MultiPV, limits.
+#include <gtest/gtest.h>
+
+#include <set>
+#include <thread>
+
+#include "support/service.h"
+
+namespace kibitz::test {
+namespace {
+
+using engine::AnalysisRequest;
+using engine::ScoreKind;
+
+AnalysisRequest chess(const std::string& fen, int depth) {
+  AnalysisRequest r;
+  r.game = GameKind::chess;
+  r.fen = fen;
+  r.limits.depth = depth;
+  return r;
+}
+
+engine::Result run(const AnalysisRequest& r, int threads = 1) {
+  auto service = make_service(threads);
+  auto a = analyze(*service, r);
+  EXPECT_TRUE(a) << (a ? "" : a.error().message);
+  return a ? a->result : engine::Result{};
+}
+
+struct MateCase {
+  const char* fen;
+  int moves;          // mate in this many moves
+  const char* first;  // the only mating first move
+};
+
+class ChessMate : public testing::TestWithParam<MateCase> {};
+
+TEST_P(ChessMate, FoundAtTheDepthItNeeds) {
+  const MateCase& c = GetParam();
+  const auto r = run(chess(c.fen, 2 * c.moves - 1));
+  ASSERT_FALSE(r.lines.empty());
+  EXPECT_EQ(r.lines[0].score.kind, ScoreKind::mate);
+  EXPECT_EQ(r.lines[0].score.value, c.moves);
+  EXPECT_EQ(r.bestmove.value_or(""), c.first);
+  EXPECT_EQ(int(r.lines[0].moves.size()), 2 * c.moves - 1) << "the line shows the whole mate";
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Known, ChessMate,
+    testing::Values(
+        MateCase{"6k1/5ppp/8/8/8/8/5PPP/R5K1 w - - 0 1", 1, "a1a8"},
+        MateCase{"r2qkb1r/pp2nppp/3p4/2pNN1B1/2BnP3/3P4/PPP2PPP/R2bK2R w KQkq - 1 1", 2, "d5f6"},
+        MateCase{"r1b1kb1r/pppp1ppp/5q2/4n3/3KP3/2N3PN/PPP4P/R1BQ1B1R b kq - 0 1", 3, "f8c5"}));
+
+TEST(ChessSearch, MatedSideSeesNegativeMate) {
+  // Black to move is mated in 1 whatever it does (the rook on a8 threat).
+  const auto r = run(chess("6k1/5ppp/8/8/8/8/5PPP/R5K1 b - - 0 1", 4));
+  ASSERT_FALSE(r.lines.empty());
+  EXPECT_EQ(r.lines[0].score.kind, ScoreKind::cp) << "black has ...h6 or ...g6: no forced mate";
+  const auto mated = run(chess("R5k1/5ppp/8/8/8/8/5PPP/6K1 b - - 0 1", 2));
+  EXPECT_EQ(mated.status, "checkmate");
+  EXPECT_FALSE(mated.bestmove);
+  EXPECT_TRUE(mated.lines.empty());
+}
+
+TEST(ChessSearch, ThreefoldRepetitionIsScoredAsADraw) {
+  // White, a queen down, can complete a third repetition with Ka1-b1.
+  AnalysisRequest r = chess("7k/4q3/8/8/8/8/8/1K6 b - - 0 1", 8);
+  r.moves = {"e7e6", "b1a1", "e6e7", "a1b1", "e7e6", "b1a1", "e6e7"};
+  const auto result = run(r);
+  EXPECT_EQ(result.bestmove.value_or(""), "a1b1");
+  EXPECT_EQ(result.lines.at(0).score, (engine::Score{ScoreKind::cp, 0}));
+  // Without that history the same position is lost.
+  const auto lost = run(chess("7k/4q3/8/8/8/8/8/K7 w - - 0 1", 8));
+  EXPECT_LT(lost.lines.at(0).score.value, -500);
+}
+
+TEST(ChessSearch, FiftyMoveRuleIsScoredAsADraw) {
+  const auto drawn = run(chess("8/8/8/8/8/5k2/8/R3K3 w - - 99 100", 6));
+  EXPECT_EQ(drawn.lines.at(0).score, (engine::Score{ScoreKind::cp, 0}));
+  const auto winning = run(chess("8/8/8/8/8/5k2/8/R3K3 w - - 0 100", 6));
+  EXPECT_GT(winning.lines.at(0).score.value, 300);
+}
+
+TEST(ChessSearch, MultiPvGivesDistinctMovesBestFirst) {
+  AnalysisRequest r = chess("r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3", 7);
+  r.multipv = 4;
+  const auto result = run(r);
+  ASSERT_EQ(result.lines.size(), 4u);
+  std::set<std::string> firsts;
+  for (size_t i = 0; i < result.lines.size(); ++i) {
+    EXPECT_EQ(result.lines[i].multipv, int(i) + 1);
+    firsts.insert(result.lines[i].moves.at(0));
+    if (i > 0) {
+      EXPECT_LE(result.lines[i].score.value, result.lines[i - 1].score.value);
+    }
+  }
+  EXPECT_EQ(firsts.size(), 4u);
+  EXPECT_EQ(result.bestmove.value_or(""), result.lines[0].moves[0]);
+}
+
+TEST(ChessSearch, MultiPvIsCappedByTheLegalMoves) {
+  AnalysisRequest r = chess("7k/8/8/8/8/8/8/K7 w - - 0 1", 4);  // 3 legal moves
+  r.multipv = 10;
+  EXPECT_EQ(run(r).lines.size(), 3u);
+}
+
+TEST(ChessSearch, SearchmovesAreHonoured) {
+  AnalysisRequest r = chess("6k1/5ppp/8/8/8/8/5PPP/R5K1 w - - 0 1", 5);
+  r.searchmoves = {"h2h3", "g2g4"};
+  const auto result = run(r);
+  ASSERT_TRUE(result.bestmove);
+  EXPECT_TRUE(*result.bestmove == "h2h3" || *result.bestmove == "g2g4") << *result.bestmove;
+  r.searchmoves = {"a1a9"};
+  auto service = make_service();
+  auto bad = analyze(*service, r);
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().code, "illegal_move");
+}
+
+TEST(ChessSearch, NodeLimitIsRespected) {
+  AnalysisRequest r = chess("", 0);
+  r.limits.depth.reset();
+  r.limits.nodes = 20000;
+  const auto result = run(r);
+  EXPECT_GE(result.nodes, 20000u);
+  EXPECT_LT(result.nodes, 21000u) << "checked every 512 nodes";
+  EXPECT_TRUE(result.bestmove);
+}
+
+TEST(ChessSearch, StopEndsAnInfiniteSearchWithinMomentsOfWork) {
+  // Work, not wall time, is measured: the nodes searched between stop() and
+  // the end. Every node reads the stop flag, so the rest is the unwinding.
+  auto service = make_service(2);
+  AnalysisRequest r = chess("", 0);
+  r.limits.depth.reset();
+  r.limits.infinite = true;
+  r.threads = 2;
+  std::atomic<uint64_t> seen{0};
+  std::atomic<bool> finished{false};
+  engine::Result result;
+  engine::Callbacks cb;
+  cb.on_iteration = [&](const engine::Progress& p) { seen.store(p.nodes); };
+  cb.on_done = [&](const engine::Result& res) {
+    result = res;
+    finished.store(true);
+  };
+  auto h = service->analyze(r, cb);
+  ASSERT_TRUE(h);
+  while (seen.load() < 200000) std::this_thread::yield();
+  EXPECT_FALSE(finished.load()) << "an infinite search ends only when stopped";
+  const uint64_t at_stop = (*h)->nodes();
+  (*h)->stop();
+  (*h)->wait();
+  ASSERT_TRUE(finished.load());
+  EXPECT_TRUE(result.stopped);
+  EXPECT_TRUE(result.bestmove);
+  EXPECT_LT(result.nodes - at_stop, 20000u) << "about 10 ms of work at 2M nodes/s";
+}
+
+TEST(ChessSearch, SeveralJobsShareThePool) {
+  auto service = make_service(2);
+  const char* fens[] = {"", "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1",
+                        "8/2p5/3p4/KP5r/1R3p1k/8/4P1P1/8 w - - 0 1",
+                        "r4rk1/1pp1qppp/p1np1n2/2b1p1B1/2B1P1b1/P1NP1N2/1PP1QPPP/R4RK1 w - - 0 10"};
+  std::vector<std::thread> clients;
+  std::atomic<int> ok{0};
+  for (int i = 0; i < 8; ++i)
+    clients.emplace_back([&, i] {
+      AnalysisRequest r = chess(fens[i % 4], 8);
+      r.threads = 1 + i % 2;
+      auto a = analyze(*service, r);
+      if (a && a->result.bestmove && a->result.depth == 8) ok.fetch_add(1);
+    });
+  for (auto& t : clients) t.join();
+  EXPECT_EQ(ok.load(), 8);
+}
+
+TEST(ChessSearch, FixedDepthNodeCountIsReproducible) {
+  const auto a =
+      run(chess("r4rk1/1pp1qppp/p1np1n2/2b1p1B1/2B1P1b1/P1NP1N2/1PP1QPPP/R4RK1 w - - 0 10", 9));
+  const auto b =
+      run(chess("r4rk1/1pp1qppp/p1np1n2/2b1p1B1/2B1P1b1/P1NP1N2/1PP1QPPP/R4RK1 w - - 0 10", 9));
+  EXPECT_EQ(a.nodes, b.nodes);
+  EXPECT_EQ(a.lines.at(0).moves, b.lines.at(0).moves);
+}
+
+TEST(ChessSearch, IterationsArriveInOrderWithAllLines) {
+  auto service = make_service();
+  AnalysisRequest r = chess("", 6);
+  r.multipv = 2;
+  auto a = analyze(*service, r);
+  ASSERT_TRUE(a);
+  ASSERT_EQ(a->iterations.size(), 6u);
+  for (size_t i = 0; i < a->iterations.size(); ++i) {
+    EXPECT_EQ(a->iterations[i].depth, int(i) + 1);
+    EXPECT_EQ(a->iterations[i].lines.size(), 2u);
+  }
+  EXPECT_EQ(a->result.depth, 6);
+}
+
+TEST(ChessSearch, BadInputIsAnError) {
+  auto service = make_service();
+  auto bad_fen = analyze(*service, chess("not a fen", 3));
+  ASSERT_FALSE(bad_fen);
+  EXPECT_EQ(bad_fen.error().code, "invalid_fen");
+  AnalysisRequest r = chess("", 3);
+  r.moves = {"e2e4", "e7e5", "e1e3"};
+  auto bad_move = analyze(*service, r);
+  ASSERT_FALSE(bad_move);
+  EXPECT_EQ(bad_move.error().code, "illegal_move");
+  EXPECT_NE(bad_move.error().message.find("moves[2]"), std::string::npos)
+      << bad_move.error().message;
+}
+
+}  // namespace
+}  // namespace kibitz::test
