@@ -109,6 +109,20 @@ class ServiceImpl final : public engine::Service {
     return std::shared_ptr<engine::SearchHandle>(job);
   }
 
+  Expected<engine::PositionInfo, Error> position(GameKind game, std::string_view fen,
+                                                 const std::vector<std::string>& moves) override {
+    if (game != GameKind::chess) return fail("invalid_request", "draughts is not available yet");
+    auto pos = chess_setup(fen, moves);
+    if (!pos) return Unexpected(pos.error());
+    engine::PositionInfo info;
+    info.fen = pos->fen();
+    info.key = pos->key();
+    info.white_to_move = pos->side_to_move() == chess::White;
+    info.legal_moves = int(chess::count_legal_moves(*pos));
+    info.status = chess_status(*pos);
+    return info;
+  }
+
   Expected<engine::MovesReport, Error> moves(GameKind game, std::string_view fen,
                                              const std::vector<std::string>& moves) override {
     if (game != GameKind::chess) return fail("invalid_request", "draughts is not available yet");

@@ -35,6 +35,14 @@ struct MovesReport {
   std::string status;  // as engine::Result::status
 };
 
+struct PositionInfo {
+  std::string fen;   // normalised, after the moves
+  uint64_t key = 0;  // Zobrist key of that position
+  bool white_to_move = true;
+  int legal_moves = 0;
+  std::string status;  // as engine::Result::status
+};
+
 class Service {
  public:
   virtual ~Service() = default;
@@ -43,6 +51,9 @@ class Service {
   // When the position has no legal move, on_done runs before this returns.
   virtual Expected<std::shared_ptr<SearchHandle>, Error> analyze(const AnalysisRequest& request,
                                                                  Callbacks callbacks) = 0;
+  // The position after `moves` from `fen`, cheaply: for validation and cache keys.
+  virtual Expected<PositionInfo, Error> position(GameKind game, std::string_view fen,
+                                                 const std::vector<std::string>& moves) = 0;
   // The position after `moves` from `fen`, its legal moves and its status.
   virtual Expected<MovesReport, Error> moves(GameKind game, std::string_view fen,
                                              const std::vector<std::string>& moves) = 0;
