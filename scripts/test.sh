@@ -2,10 +2,47 @@
 # One command from a fresh Debian machine to the whole test suite: installs
 # what is missing, builds, and runs every test. Exit status 0 only when all
 # passed.
+#
+#   1. Release build, every test (deep perft included).
+#   2. AddressSanitizer + UndefinedBehaviorSanitizer build, every test but
+#      the deep perft cases (label "slow"), which would take minutes there.
+#   3. ThreadSanitizer build: the tests of shared state between threads
+#      (transposition table, thread pool, search jobs, server).
+#
+# KIBITZ_TEST_STAGES=release,asan,tsan chooses stages (default: all).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh --test
+stages=${KIBITZ_TEST_STAGES:-release,asan,tsan}
+jobs=$(nproc)
+has() { [[ ",$stages," == *",$1,"* ]]; }
 
-echo "== build (Release) and unit tests"
-KIBITZ_BUILD_DIR=build-test scripts/build.sh
-ctest --test-dir build-test --output-on-failure --parallel "$(nproc)"
+if has release; then
+  echo "== Release build, all tests"
+  KIBITZ_BUILD_DIR=build-test scripts/build.sh
+  ctest --test-dir build-test --output-on-failure --parallel "$jobs"
+fi
+
+# Sanitizer builds need only the generic variant: the bmi2 one differs in a
+# handful of inline lookups that the release build's tests already cover.
+sanitizer_build() {
+  local dir=$1 kind=$2
+  KIBITZ_BUILD_DIR=$dir scripts/build.sh -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKIBITZ_SANITIZE="$kind" \
+    -DKIBITZ_BMI2_VARIANT=OFF -DKIBITZ_BUILD_BENCH=OFF
+}
+
+if has asan; then
+  echo "== AddressSanitizer + UndefinedBehaviorSanitizer, all tests but the slow ones"
+  sanitizer_build build-asan address
+  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    ctest --test-dir build-asan --output-on-failure --parallel "$jobs" -LE slow
+fi
+
+if has tsan; then
+  echo "== ThreadSanitizer: table, thread pool, search jobs, server"
+  sanitizer_build build-tsan thread
+  TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+    ctest --test-dir build-tsan --output-on-failure --parallel "$jobs" -LE slow \
+      -R 'TranspositionTable|ThreadPool|ChessSearch|DraughtsSearch|server\.|Scheduler'
+fi
+echo "== all tests passed"

@@ -1,0 +1,121 @@
+#!/usr/bin/env python3
+"""Drives `kibitz uci` through stdin/stdout the way GUIs and match tools do."""
+import queue
+import re
+import subprocess
+import sys
+import threading
+
+TIMEOUT = 60  # seconds to wait for any expected line: a hang guard, not a speed check
+
+
+class Engine:
+    def __init__(self, cmd):
+        self.p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, text=True, bufsize=1)
+        self.lines = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self):
+        for line in self.p.stdout:
+            self.lines.put(line.rstrip("\n"))
+        self.lines.put(None)
+
+    def send(self, text):
+        self.p.stdin.write(text + "\n")
+        self.p.stdin.flush()
+
+    def until(self, predicate):
+        """Lines up to and including the first one that satisfies predicate."""
+        seen = []
+        while True:
+            line = self.lines.get(timeout=TIMEOUT)
+            if line is None:
+                raise AssertionError("engine exited; saw: %r" % seen[-5:])
+            seen.append(line)
+            if predicate(line):
+                return seen
+
+
+def check(cond, message):
+    if not cond:
+        raise AssertionError(message)
+
+
+UCI_MOVE = re.compile(r"^[a-h][1-8][a-h][1-8][qrbn]?$")
+
+
+def bestmove(lines):
+    return lines[-1].split()[1]
+
+
+def main():
+    e = Engine([sys.argv[1], "uci"])
+    e.send("uci")
+    hello = e.until(lambda l: l == "uciok")
+    check(any(l.startswith("id name Kibitz") for l in hello), "id name")
+    for option in ("Hash", "Threads", "MultiPV", "Clear Hash", "UCI_ShowWDL"):
+        check(any(l.startswith("option name %s type" % option) for l in hello), option)
+    e.send("isready")
+    e.until(lambda l: l == "readyok")
+
+    e.send("setoption name Hash value 32")
+    e.send("setoption name UCI_ShowWDL value true")
+    e.send("ucinewgame")
+    e.send("position startpos moves e2e4 e7e5")
+    e.send("go depth 6")
+    out = e.until(lambda l: l.startswith("bestmove"))
+    infos = [l for l in out if l.startswith("info depth")]
+    check(any(" depth 6 " in l for l in infos), "reaches depth 6: %r" % infos[-1:])
+    last = infos[-1]
+    for field in ("seldepth", "multipv 1", "score cp", "wdl", "nodes", "nps", "hashfull", "time", "pv"):
+        check(" %s " % field in last + " ", "info has %s: %s" % (field, last))
+    check(UCI_MOVE.match(bestmove(out)), "bestmove is a UCI move: %s" % out[-1])
+
+    e.send("setoption name MultiPV value 3")
+    e.send("position startpos")
+    e.send("go depth 5")
+    out = e.until(lambda l: l.startswith("bestmove"))
+    depth5 = [l for l in out if l.startswith("info depth 5 ")]
+    firsts = [l.split(" pv ")[1].split()[0] for l in depth5]
+    check(len(depth5) == 3 and len(set(firsts)) == 3, "three distinct lines: %r" % depth5)
+    e.send("setoption name MultiPV value 1")
+
+    e.send("position fen 6k1/5ppp/8/8/8/8/5PPP/R5K1 w - - 0 1")
+    e.send("go depth 3")
+    out = e.until(lambda l: l.startswith("bestmove"))
+    check(bestmove(out) == "a1a8", "mate in one: %s" % out[-1])
+    check(any("score mate 1 " in l for l in out), "mate score")
+
+    e.send("position startpos")
+    e.send("go depth 4 searchmoves a2a3 h2h3")
+    out = e.until(lambda l: l.startswith("bestmove"))
+    check(bestmove(out) in ("a2a3", "h2h3"), "searchmoves: %s" % out[-1])
+
+    e.send("go infinite")
+    e.until(lambda l: l.startswith("info depth 3 "))
+    e.send("stop")
+    out = e.until(lambda l: l.startswith("bestmove"))
+    check(UCI_MOVE.match(bestmove(out)), "bestmove after stop")
+
+    e.send("position startpos moves e2e4")
+    e.send("go wtime 1000 btime 1000 winc 10 binc 10")
+    out = e.until(lambda l: l.startswith("bestmove"))
+    check(UCI_MOVE.match(bestmove(out)), "bestmove with a clock")
+
+    e.send("position fen this is not a fen")
+    e.until(lambda l: l.startswith("info string"))
+    e.send("position startpos moves e2e5")
+    e.until(lambda l: l.startswith("info string"))
+    e.send("frobnicate")
+    e.until(lambda l: l.startswith("info string unknown command"))
+    e.send("isready")
+    e.until(lambda l: l == "readyok")
+
+    e.send("quit")
+    check(e.p.wait(timeout=TIMEOUT) == 0, "exit status 0")
+    print("uci session ok")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,122 @@
+// The search thread pool: priorities, cancellation, shutdown.
+#include "engine/thread_pool.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace kibitz::engine {
+namespace {
+
+// A latch the test releases by hand, to hold a pool thread busy.
+struct Gate {
+  std::mutex m;
+  std::condition_variable cv;
+  bool open = false, entered = false;
+  void pass() {
+    std::unique_lock lock(m);
+    entered = true;
+    cv.notify_all();
+    cv.wait(lock, [this] { return open; });
+  }
+  void wait_entered() {
+    std::unique_lock lock(m);
+    cv.wait(lock, [this] { return entered; });
+  }
+  void release() {
+    std::lock_guard lock(m);
+    open = true;
+    cv.notify_all();
+  }
+};
+
+TEST(ThreadPool, RunsEveryTaskOnce) {
+  ThreadPool pool(2);
+  std::mutex m;
+  std::condition_variable cv;
+  int done = 0;
+  std::vector<ThreadPool::Task> tasks;
+  for (int i = 0; i < 50; ++i)
+    tasks.push_back({[&] {
+                       std::lock_guard lock(m);
+                       ++done;
+                       cv.notify_all();
+                     },
+                     nullptr, 0, 2});
+  pool.submit(std::move(tasks));
+  std::unique_lock lock(m);
+  cv.wait(lock, [&] { return done == 50; });
+  EXPECT_EQ(done, 50);
+}
+
+TEST(ThreadPool, InteractiveRunsBeforeBatch) {
+  ThreadPool pool(1);
+  Gate gate;
+  pool.submit({{[&] { gate.pass(); }, nullptr, 0, 1}});
+  gate.wait_entered();  // the only thread is busy: the next tasks queue
+  std::mutex m;
+  std::vector<int> order;
+  std::condition_variable cv;
+  const auto record = [&](int v) {
+    return [&, v] {
+      std::lock_guard lock(m);
+      order.push_back(v);
+      cv.notify_all();
+    };
+  };
+  pool.submit({{record(1), nullptr, 1, 2}, {record(2), nullptr, 1, 2}});  // batch
+  pool.submit({{record(3), nullptr, 0, 3}});                              // interactive
+  gate.release();
+  std::unique_lock lock(m);
+  cv.wait(lock, [&] { return order.size() == 3; });
+  EXPECT_EQ(order, (std::vector<int>{3, 1, 2}));
+}
+
+TEST(ThreadPool, CancelGroupDropsQueuedTasks) {
+  ThreadPool pool(1);
+  Gate gate;
+  pool.submit({{[&] { gate.pass(); }, nullptr, 0, 1}});
+  gate.wait_entered();
+  std::atomic<int> ran{0}, cancelled{0};
+  pool.submit({{[&] { ran++; }, [&] { cancelled++; }, 0, 7},
+               {[&] { ran++; }, [&] { cancelled++; }, 0, 7},
+               {[&] { ran++; }, [&] { cancelled++; }, 0, 8}});
+  EXPECT_EQ(pool.queued(), 3u);
+  pool.cancel_group(7);
+  EXPECT_EQ(cancelled.load(), 2);
+  EXPECT_EQ(pool.queued(), 1u);
+  gate.release();
+  while (pool.queued() != 0 || pool.busy() != 0) std::this_thread::yield();
+  EXPECT_EQ(ran.load(), 1);
+}
+
+TEST(ThreadPool, ShutdownCancelsWhatIsQueuedAndWaitsForWhatRuns) {
+  std::atomic<int> cancelled{0}, ran{0};
+  std::atomic<bool> running_task_finished{false};
+  Gate gate;
+  auto pool = std::make_unique<ThreadPool>(1);
+  pool->submit({{[&] {
+                   gate.pass();
+                   running_task_finished = true;
+                 },
+                 nullptr, 0, 1}});
+  gate.wait_entered();
+  pool->submit(
+      {{[&] { ran++; }, [&] { cancelled++; }, 0, 2}, {[&] { ran++; }, [&] { cancelled++; }, 0, 2}});
+  std::thread destroyer([&] { pool.reset(); });
+  // The destructor cancels the queued tasks before it waits for the running
+  // one (which the gate still holds); if it ran them instead, this would hang.
+  while (cancelled.load() < 2) std::this_thread::yield();
+  gate.release();
+  destroyer.join();
+  EXPECT_TRUE(running_task_finished.load());
+  EXPECT_EQ(ran.load(), 0);
+}
+
+}  // namespace
+}  // namespace kibitz::engine
