@@ -94,13 +94,14 @@ enum class MoveKind : uint16_t { Normal = 0, Promotion = 1, EnPassant = 2, Castl
 
 class Move {
  public:
-  constexpr Move() = default;
+  // Uninitialised, so that move lists cost nothing to declare; Move{} is none().
+  Move() = default;
   constexpr explicit Move(uint16_t raw) : data_(raw) {}
   constexpr Move(Square from, Square to) : data_(uint16_t(from | (to << 6))) {}
   constexpr Move(Square from, Square to, MoveKind kind, PieceType promo = Knight)
       : data_(uint16_t(from | (to << 6) | (uint16_t(kind) << 12) | ((promo - Knight) << 14))) {}
 
-  static constexpr Move none() { return Move(); }
+  static constexpr Move none() { return Move(uint16_t(0)); }
   // A move that can never be legal (b1b1): marks a null move in the search.
   static constexpr Move null() { return Move(uint16_t(B1 | (B1 << 6))); }
 
@@ -114,7 +115,7 @@ class Move {
   friend constexpr bool operator==(Move a, Move b) = default;
 
  private:
-  uint16_t data_ = 0;
+  uint16_t data_;
 };
 
 }  // KIBITZ_NAMESPACE(chess)

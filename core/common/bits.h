@@ -4,6 +4,7 @@
 
 #include <bit>
 #include <cstdint>
+#include <type_traits>
 
 #include "common/isa.h"
 
@@ -15,7 +16,17 @@ KIBITZ_NAMESPACE(bits) {
 
 template <class T>
 constexpr int popcount(T b) {
-  return std::popcount(b);
+#if KIBITZ_HAS_PEXT
+  return std::popcount(b);  // the popcnt instruction
+#else
+  // Without POPCNT the compiler would call libgcc; this SWAR count inlines.
+  if (std::is_constant_evaluated()) return std::popcount(b);
+  uint64_t x = b;
+  x -= (x >> 1) & 0x5555555555555555ULL;
+  x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
+  x = (x + (x >> 4)) & 0x0F0F0F0F0F0F0F0FULL;
+  return int((x * 0x0101010101010101ULL) >> 56);
+#endif
 }
 
 // Index of the lowest set bit; b must not be zero.

@@ -383,17 +383,17 @@ Value Worker<G>::search(Stack* ss, Value alpha, Value beta, Depth depth, bool cu
     const bool tactical = G::is_tactical(pos_, m);
     const bool killer = m == ss->killers[0] || m == ss->killers[1];
 
-    // Step 7. Pruning of late and losing moves at low depth (never checks).
-    if (!root && best_value > kValueMatedInMaxPly && !G::gives_check(pos_, m)) {
-      if (!tactical) {
-        if (!in_check && depth <= 7 && move_count >= (4 + depth * depth) / (2 - improving))
-          continue;
-        if (!in_check && !killer && depth <= 6 && ss->static_eval != kValueNone &&
-            ss->static_eval + 110 + 110 * depth <= alpha)
-          continue;
-      } else if (depth <= 6 && scores[picked] < 0 && !G::see_ge(pos_, m, -100 * depth)) {
-        continue;
-      }
+    // Step 7. Pruning of late and losing moves at low depth; never of checks
+    // (asked last: it costs the most).
+    if (!root && best_value > kValueMatedInMaxPly) {
+      const bool late_quiet =
+          !tactical && !in_check &&
+          ((depth <= 7 && move_count >= (4 + depth * depth) / (2 - improving)) ||
+           (!killer && depth <= 6 && ss->static_eval != kValueNone &&
+            ss->static_eval + 110 + 110 * depth <= alpha));
+      const bool losing_tactical =
+          tactical && depth <= 6 && scores[picked] < 0 && !G::see_ge(pos_, m, -100 * depth);
+      if ((late_quiet || losing_tactical) && !G::gives_check(pos_, m)) continue;
     }
 
     ss->current_move = m;
