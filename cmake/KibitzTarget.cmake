@@ -1,18 +1,23 @@
 # Per-target settings: language level, warnings and sanitizers are applied to
 # each Kibitz target through kibitz_target(), never through global flags.
 
-set(KIBITZ_SANITIZE "" CACHE STRING "Sanitizer build: '' (none), 'address' (ASan+UBSan) or 'thread' (TSan)")
-set_property(CACHE KIBITZ_SANITIZE PROPERTY STRINGS "" address thread)
+set(KIBITZ_SANITIZE "" CACHE STRING
+    "Sanitizer build: '' (none), 'address' (ASan+UBSan), 'thread' (TSan) or 'fuzzer' (libFuzzer+ASan+UBSan, clang)")
+set_property(CACHE KIBITZ_SANITIZE PROPERTY STRINGS "" address thread fuzzer)
 
 function(kibitz_sanitizer_flags out)
   if(KIBITZ_SANITIZE STREQUAL "address")
     set(${out} -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer PARENT_SCOPE)
+  elseif(KIBITZ_SANITIZE STREQUAL "fuzzer")
+    # Coverage instrumentation everywhere; the fuzz targets add -fsanitize=fuzzer.
+    set(${out} -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined
+               -fno-omit-frame-pointer PARENT_SCOPE)
   elseif(KIBITZ_SANITIZE STREQUAL "thread")
     set(${out} -fsanitize=thread -fno-omit-frame-pointer PARENT_SCOPE)
   elseif(KIBITZ_SANITIZE STREQUAL "")
     set(${out} "" PARENT_SCOPE)
   else()
-    message(FATAL_ERROR "KIBITZ_SANITIZE must be '', 'address' or 'thread', not '${KIBITZ_SANITIZE}'")
+    message(FATAL_ERROR "KIBITZ_SANITIZE must be '', 'address', 'thread' or 'fuzzer', not '${KIBITZ_SANITIZE}'")
   endif()
 endfunction()
 

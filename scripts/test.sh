@@ -8,12 +8,14 @@
 #      the deep perft cases (label "slow"), which would take minutes there.
 #   3. ThreadSanitizer build: the tests of shared state between threads
 #      (transposition table, thread pool, search jobs, server).
+#   4. Every libFuzzer target for 30 seconds (clang-14, ASan+UBSan).
 #
-# KIBITZ_TEST_STAGES=release,asan,tsan chooses stages (default: all).
+# KIBITZ_TEST_STAGES=release,asan,tsan,fuzz chooses stages (default: all);
+# KIBITZ_FUZZ_SECONDS sets the time per fuzz target.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh --test
-stages=${KIBITZ_TEST_STAGES:-release,asan,tsan}
+stages=${KIBITZ_TEST_STAGES:-release,asan,tsan,fuzz}
 jobs=$(nproc)
 has() { [[ ",$stages," == *",$1,"* ]]; }
 
@@ -44,5 +46,9 @@ if has tsan; then
   TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
     ctest --test-dir build-tsan --output-on-failure --parallel "$jobs" -LE slow \
       -R 'TranspositionTable|ThreadPool|ChessSearch|DraughtsSearch|server\.|Scheduler'
+fi
+if has fuzz; then
+  echo "== fuzzers"
+  scripts/fuzz.sh "${KIBITZ_FUZZ_SECONDS:-30}"
 fi
 echo "== all tests passed"

@@ -99,13 +99,18 @@ constexpr Tables make_tables() {
     t.rook_pseudo[s] = ray_attacks(s, 0, kRookDirs);
     t.bishop_pseudo[s] = ray_attacks(s, 0, kBishopDirs);
   }
+  // Walk each ray from each square once: every square b met on it gets the
+  // squares passed so far (between) and the whole line through a and b.
   for (int a = 0; a < 64; ++a) {
-    for (int b = 0; b < 64; ++b) {
-      const Bitboard bb = Bitboard(1) << b, ab = (Bitboard(1) << a) | bb;
-      for (const auto* dirs : {&kRookDirs, &kBishopDirs}) {
-        if (ray_attacks(a, 0, *dirs) & bb) {
-          t.line[a][b] = (ray_attacks(a, 0, *dirs) & ray_attacks(b, 0, *dirs)) | ab;
-          t.between[a][b] = ray_attacks(a, bb, *dirs) & ray_attacks(b, Bitboard(1) << a, *dirs);
+    for (const auto* dirs : {&kRookDirs, &kBishopDirs}) {
+      for (int d : *dirs) {
+        const Bitboard line = ray_attacks(a, 0, {d, d, d, d}) |
+                              ray_attacks(a, 0, {-d, -d, -d, -d}) | (Bitboard(1) << a);
+        Bitboard passed = 0;
+        for (int sq = a; safe_step(sq, d); passed |= Bitboard(1) << sq) {
+          sq += d;
+          t.line[a][sq] = line;
+          t.between[a][sq] = passed;
         }
       }
     }

@@ -8,6 +8,7 @@ namespace kibitz {
 
 template <class E>
 struct Unexpected {
+  explicit Unexpected(E e) : error(std::move(e)) {}
   E error;
 };
 template <class E>

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets with clang-14 (ASan+UBSan) and runs each for a
+# while on a scratch copy of its seed corpus (fuzz/corpus/<target>).
+#
+#   scripts/fuzz.sh [SECONDS_PER_TARGET] [TARGET...]    (default 30, all)
+#
+# Prints each target's executions and final coverage; exits non-zero on the
+# first crash, leak, sanitizer report or broken invariant (the reproducer is
+# left in build-fuzz/findings/).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seconds=${1:-30}
+shift || true
+dir=build-fuzz
+if [ ! -f "$dir/CMakeCache.txt" ]; then
+  CC=clang-14 CXX=clang++-14 cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DKIBITZ_SANITIZE=fuzzer -DKIBITZ_BMI2_VARIANT=OFF -DKIBITZ_BUILD_TESTS=OFF -DKIBITZ_BUILD_BENCH=OFF >/dev/null
+fi
+targets=("$@")
+if [ ${#targets[@]} -eq 0 ]; then
+  mapfile -t targets < <(sed -n 's/^kibitz_fuzz_target(\([a-z_]*\) .*/\1/p' fuzz/CMakeLists.txt)
+fi
+cmake --build "$dir" --parallel "$(nproc)" --target "${targets[@]}"
+mkdir -p "$dir/findings"
+for t in "${targets[@]}"; do
+  work=$(mktemp -d)
+  cp -r "fuzz/corpus/$t/." "$work/" 2>/dev/null || true
+  log="$dir/$t.log"
+  dict=()
+  [ -f "fuzz/dicts/${t%_fuzz}.dict" ] && dict=(-dict="fuzz/dicts/${t%_fuzz}.dict")
+  if ! "$dir/fuzz/$t" "${dict[@]}" -max_total_time="$seconds" -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
+      -artifact_prefix="$dir/findings/$t-" -print_final_stats=1 "$work" >"$log" 2>&1; then
+    tail -40 "$log"
+    echo "fuzz: $t FAILED (log $log)" >&2
+    exit 1
+  fi
+  execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
+  cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1)
+  echo "fuzz: $t ok: $execs executions in ${seconds}s, $cov"
+  rm -rf "$work"
+done
