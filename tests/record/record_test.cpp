@@ -1,0 +1,160 @@
+// PGN/PDN records: real-world style text read, written and read again to the
+// same tree; errors name the game, ply and token.
+#include "record/record.h"
+
+#include <gtest/gtest.h>
+
+namespace kibitz::record {
+namespace {
+
+constexpr const char* kPgn = R"([Event "Casual \"blitz\" game"]
+[Site "Lichess \\ online"]
+[Date "2023.01.15"]
+[Round "-"]
+[White "Alice"]
+[Black "Bob"]
+[Result "1-0"]
+[ECO "C50"]
+
+{Opening comment} 1. e4 e5 2. Nf3 $1 Nc6 3. Bc4!? (3. Bb5 a6 (3... Nf6 4. O-O) 4. Ba4 {the main line}) 3... Bc5
+4. c3 ; a rest-of-line comment
+Nf6 5. d4?! exd4 6. cxd4 Bb4+ 7. Bd2 Bxd2+ 8. Nbxd2 d5! 9. exd5 Nxd5 10. Qb3 Na5?? 11. Qa4+ 1-0
+
+[Event "From a position"]
+[SetUp "1"]
+[FEN "4k3/8/8/8/8/8/4P3/4K3 b - - 0 40"]
+[Result "*"]
+
+40... Kd7 41. e4 *
+)";
+
+TEST(Record, ReadsTagsMovesCommentsNagsVariationsAndResults) {
+  auto games = read(kPgn);
+  ASSERT_TRUE(games) << games.error().message;
+  ASSERT_EQ(games->size(), 2u);
+  const Game& g = (*games)[0];
+  EXPECT_EQ(*g.tag("Event"), "Casual \"blitz\" game");
+  EXPECT_EQ(*g.tag("Site"), "Lichess \\ online");
+  EXPECT_EQ(g.result, "1-0");
+  ASSERT_EQ(g.main.comments, std::vector<std::string>{"Opening comment"});
+  ASSERT_EQ(g.main.moves.size(), 21u);
+  EXPECT_EQ(g.main.moves[0].move, "e4");
+  EXPECT_EQ(g.main.moves[2].nags, std::vector<int>{1});  // Nf3 $1
+  EXPECT_EQ(g.main.moves[4].move, "Bc4");
+  EXPECT_EQ(g.main.moves[4].nags, std::vector<int>{5});  // !?
+  ASSERT_EQ(g.main.moves[4].variations.size(), 1u);
+  const Variation& v = g.main.moves[4].variations[0];
+  ASSERT_EQ(v.moves.size(), 3u);  // 3. Bb5 a6 4. Ba4, with 3... Nf6 4. O-O inside
+  EXPECT_EQ(v.moves[1].move, "a6");
+  ASSERT_EQ(v.moves[1].variations.size(), 1u);  // nested: 3... Nf6 4. O-O
+  EXPECT_EQ(v.moves[1].variations[0].moves[1].move, "O-O");
+  EXPECT_EQ(v.moves[2].comments, std::vector<std::string>{"the main line"});
+  EXPECT_EQ(g.main.moves[6].comments, std::vector<std::string>{"a rest-of-line comment"});
+  EXPECT_EQ(g.main.moves[8].nags, std::vector<int>{6});   // d4?!
+  EXPECT_EQ(g.main.moves[15].nags, std::vector<int>{1});  // d5!
+  EXPECT_EQ(g.main.moves[19].nags, std::vector<int>{4});  // Na5??
+  const Game& h = (*games)[1];
+  EXPECT_EQ(*h.tag("FEN"), "4k3/8/8/8/8/8/4P3/4K3 b - - 0 40");
+  EXPECT_EQ(h.result, "*");
+  ASSERT_EQ(h.main.moves.size(), 2u);
+}
+
+bool same(const Variation& a, const Variation& b);
+bool same(const Node& a, const Node& b) {
+  if (a.move != b.move || a.nags != b.nags || a.comments != b.comments ||
+      a.variations.size() != b.variations.size())
+    return false;
+  for (size_t i = 0; i < a.variations.size(); ++i)
+    if (!same(a.variations[i], b.variations[i])) return false;
+  return true;
+}
+bool same(const Variation& a, const Variation& b) {
+  if (a.comments != b.comments || a.moves.size() != b.moves.size()) return false;
+  for (size_t i = 0; i < a.moves.size(); ++i)
+    if (!same(a.moves[i], b.moves[i])) return false;
+  return true;
+}
+
+TEST(Record, WriteThenReadGivesTheSameGames) {
+  auto games = read(kPgn);
+  ASSERT_TRUE(games);
+  for (size_t i = 0; i < games->size(); ++i) {
+    const Game& g = (*games)[i];
+    const bool from_black = i == 1;
+    const std::string text = write(g, from_black ? 40 : 1, !from_black);
+    for (size_t pos = 0, next; (next = text.find('\n', pos)) != std::string::npos; pos = next + 1)
+      EXPECT_LE(next - pos, 80u) << "line too long: " << text.substr(pos, next - pos);
+    auto again = read(text);
+    ASSERT_TRUE(again) << again.error().message << "\n" << text;
+    ASSERT_EQ(again->size(), 1u);
+    const Game& h = (*again)[0];
+    EXPECT_TRUE(same(g.main, h.main)) << text;
+    EXPECT_EQ(g.result, h.result);
+    ASSERT_EQ(g.tags.size(), h.tags.size());
+    for (const auto& t : g.tags) EXPECT_EQ(*h.tag(t.name), t.value) << t.name;
+  }
+}
+
+TEST(Record, ReadsPdn) {
+  const char* pdn = R"([GameType "25,W,8,8,A0,0"]
+[FEN "W:Wa1,c3,e3:Bb6,d6,f8"]
+[Result "2-0"]
+1. c3-d4 b6-a5 2. d4-c5 d6xb4 3. a1-b2 {shot} 2-0
+[GameType "25"]
+1. 22-18 11-15 2. 18x11 8x15 1-1)";
+  auto games = read(pdn);
+  ASSERT_TRUE(games) << games.error().message;
+  ASSERT_EQ(games->size(), 2u);
+  EXPECT_EQ((*games)[0].result, "2-0");
+  EXPECT_EQ((*games)[0].main.moves[3].move, "d6xb4");
+  EXPECT_EQ((*games)[1].main.moves[0].move, "22-18");
+  EXPECT_EQ((*games)[1].main.moves[2].move, "18x11");
+  EXPECT_EQ((*games)[1].result, "1-1");
+}
+
+TEST(Record, SkipsVariationsWhenAsked) {
+  ReadOptions o;
+  o.keep_variations = false;
+  auto games = read(kPgn, o);
+  ASSERT_TRUE(games);
+  EXPECT_TRUE((*games)[0].main.moves[4].variations.empty());
+  EXPECT_EQ((*games)[0].main.moves.size(), 21u);
+}
+
+TEST(Record, ErrorsNameGamePlyAndToken) {
+  const auto err = [](const char* text) { return read(text).error(); };
+  auto e = err("1. e4 e5 2. Nf3 {unterminated");
+  EXPECT_EQ(e.game, 1);
+  EXPECT_EQ(e.ply, 3);
+  EXPECT_EQ(e.token, "{");
+  e = err("[Event \"x\"]\n1. e4 *\n\n[Event \"y\"]\n1. e4 e5 2. Nf3 Nc6 3. Bb5 a6 $999 *");
+  EXPECT_EQ(e.game, 2);
+  EXPECT_EQ(e.ply, 6);
+  EXPECT_EQ(e.token, "$999");
+  e = err("1. e4 e5 ) 2. Nf3");
+  EXPECT_EQ(e.token, ")");
+  EXPECT_EQ(e.ply, 2);
+  e = err("[Event \"x]\n1. e4");
+  EXPECT_EQ(e.token, "Event");
+  // The ply named is that of the move at (or just before) the error.
+  e = err("1. e4 e5 2. Nf3?!? *");
+  EXPECT_EQ(e.token, "Nf3?!?");
+  EXPECT_EQ(e.ply, 3);
+}
+
+TEST(Record, EnforcesLimits) {
+  ReadOptions o;
+  o.max_plies = 3;
+  EXPECT_FALSE(read("1. e4 e5 2. Nf3 Nc6 *", o));
+  o = {};
+  o.max_depth = 2;
+  EXPECT_FALSE(read("1. e4 (1. d4 (1. c4 (1. Nf3))) *", o));
+  EXPECT_TRUE(read("1. e4 (1. d4 (1. c4)) *", o));
+  o = {};
+  o.max_games = 1;
+  EXPECT_FALSE(read("1. e4 *\n1. d4 *", o));
+  EXPECT_FALSE(read("   \n  "));
+}
+
+}  // namespace
+}  // namespace kibitz::record
