@@ -24,6 +24,7 @@ int run(int argc, char** argv) {
   add(&add_perft_command);
   add(&add_bench_command);
   add(&add_uci_command);
+  add(&add_annotate_command);
 
   try {
     app.parse(argc, argv);

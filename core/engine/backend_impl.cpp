@@ -123,6 +123,28 @@ class ServiceImpl final : public engine::Service {
     return info;
   }
 
+  Expected<engine::Replay, Error> replay(GameKind game, std::string_view fen,
+                                         const std::vector<std::string>& moves) override {
+    if (game != GameKind::chess) return fail("invalid_request", "draughts is not available yet");
+    auto pos = chess::Position::from_fen(fen.empty() ? engine::default_fen(game) : fen);
+    if (!pos) return fail("invalid_fen", pos.error().message);
+    engine::Replay r;
+    r.start_fen = pos->fen();
+    r.white_first = pos->side_to_move() == chess::White;
+    r.first_move_number = pos->fullmove_number();
+    for (size_t i = 0; i < moves.size(); ++i) {
+      auto m = chess::parse_move(*pos, moves[i]);
+      if (!m)
+        return fail("illegal_move",
+                    "ply " + std::to_string(i + 1) + " ('" + moves[i] + "'): " + m.error().message);
+      r.moves.push_back({chess::to_uci(*m), chess::to_san(*pos, *m)});
+      pos->do_move(*m);
+    }
+    r.final_fen = pos->fen();
+    r.status = chess_status(*pos);
+    return r;
+  }
+
   Expected<engine::MovesReport, Error> moves(GameKind game, std::string_view fen,
                                              const std::vector<std::string>& moves) override {
     if (game != GameKind::chess) return fail("invalid_request", "draughts is not available yet");

@@ -43,6 +43,20 @@ struct PositionInfo {
   std::string status;  // as engine::Result::status
 };
 
+struct ReplayedMove {
+  std::string move;  // canonical: UCI (chess) or PDN (draughts)
+  std::string san;   // chess only
+};
+
+struct Replay {
+  std::string start_fen;  // normalised
+  bool white_first = true;
+  int first_move_number = 1;
+  std::vector<ReplayedMove> moves;
+  std::string final_fen;
+  std::string status;  // of the final position, as engine::Result::status
+};
+
 class Service {
  public:
   virtual ~Service() = default;
@@ -54,6 +68,11 @@ class Service {
   // The position after `moves` from `fen`, cheaply: for validation and cache keys.
   virtual Expected<PositionInfo, Error> position(GameKind game, std::string_view fen,
                                                  const std::vector<std::string>& moves) = 0;
+  // Plays `moves` (as written in a game record: SAN or UCI for chess, PDN
+  // for draughts) from `fen`. An illegal or unreadable move is an
+  // "illegal_move" error whose message starts "ply N" and names the token.
+  virtual Expected<Replay, Error> replay(GameKind game, std::string_view fen,
+                                         const std::vector<std::string>& moves) = 0;
   // The position after `moves` from `fen`, its legal moves and its status.
   virtual Expected<MovesReport, Error> moves(GameKind game, std::string_view fen,
                                              const std::vector<std::string>& moves) = 0;

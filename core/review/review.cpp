@@ -1,0 +1,347 @@
+#include "review/review.h"
+
+#include <algorithm>
+#include <cmath>
+#include <condition_variable>
+#include <map>
+#include <mutex>
+
+namespace kibitz::review {
+
+namespace {
+
+constexpr const char* kVersion = "Kibitz";
+
+// An evaluation from one side's point of view, as the judging needs it.
+struct View {
+  engine::Score score;
+  bool mated = false;  // this side is checkmated (a terminal position)
+  bool terminal = false;
+};
+
+engine::Score negate(engine::Score s) { return {s.kind, -s.value}; }
+
+int to_cp(const View& v) {
+  if (v.mated) return -1000;
+  if (v.score.kind == engine::ScoreKind::mate) return v.score.value > 0 ? 1000 : -1000;
+  return std::clamp(v.score.value, -1000, 1000);
+}
+
+double chances(GameKind g, const View& v) {
+  if (v.mated) return -1;
+  return winning_chances(g, v.score);
+}
+
+bool has_mate(const View& v) {
+  return !v.mated && v.score.kind == engine::ScoreKind::mate && v.score.value > 0;
+}
+bool faces_mate(const View& v) {
+  return v.mated || (v.score.kind == engine::ScoreKind::mate && v.score.value <= 0);
+}
+
+Judgment judge_views(GameKind game, const View& before, const View& after, const Thresholds& t) {
+  const double wb = chances(game, before), wa = chances(game, after);
+  if (has_mate(before) && !has_mate(after) && !after.mated)  // mover let a forced mate go
+    return wa > 0.8 ? Judgment::inaccuracy : wa > 0 ? Judgment::mistake : Judgment::blunder;
+  if (faces_mate(after) && !faces_mate(before))  // mover walked into a forced mate
+    return wb > -0.6 ? Judgment::blunder : wb > -0.9 ? Judgment::mistake : Judgment::inaccuracy;
+  if (faces_mate(after) && faces_mate(before)) return Judgment::none;  // lost either way
+  const double drop = wb - wa;
+  if (drop >= t.blunder) return Judgment::blunder;
+  if (drop >= t.mistake) return Judgment::mistake;
+  if (drop >= t.inaccuracy) return Judgment::inaccuracy;
+  return Judgment::none;
+}
+
+std::string eval_text(const engine::Score& white_view, GameKind game) {
+  if (white_view.kind == engine::ScoreKind::mate) return "#" + std::to_string(white_view.value);
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f", white_view.value / 100.0);
+  (void)game;
+  return buf;
+}
+
+class Job final : public Handle, public std::enable_shared_from_this<Job> {
+ public:
+  Job(engine::Service& service, GameKind game, record::Game record, engine::Replay replay,
+      Options options, Callbacks callbacks)
+      : service_(service),
+        game_(game),
+        record_(std::move(record)),
+        replay_(std::move(replay)),
+        options_(std::move(options)),
+        callbacks_(std::move(callbacks)),
+        results_(replay_.moves.size() + 1) {
+    if (!options_.limits.depth && !options_.limits.nodes && !options_.limits.movetime_ms)
+      options_.limits.nodes = 200'000;
+    parallel_ = options_.parallel > 0 ? options_.parallel : std::max(1, service_.threads());
+  }
+
+  void begin() { pump(); }
+
+  void stop() override {
+    std::vector<std::shared_ptr<engine::SearchHandle>> running;
+    {
+      std::lock_guard lock(mutex_);
+      if (cancelled_ || finished_) return;
+      cancelled_ = true;
+      for (auto& [i, h] : handles_) running.push_back(h);
+    }
+    for (auto& h : running) h->stop();
+    maybe_finish();
+  }
+
+  void wait() override {
+    std::unique_lock lock(mutex_);
+    cv_.wait(lock, [this] { return reported_; });
+  }
+
+  bool done() const override {
+    std::lock_guard lock(mutex_);
+    return reported_;
+  }
+
+ private:
+  // Starts analyses until `parallel_` run or none is left. Never holds the
+  // lock while calling the service (its callbacks may run inside analyze).
+  void pump() {
+    for (;;) {
+      size_t index;
+      {
+        std::lock_guard lock(mutex_);
+        if (cancelled_ || next_ >= results_.size() || in_flight_ >= parallel_) return;
+        index = next_++;
+        ++in_flight_;
+      }
+      engine::AnalysisRequest req;
+      req.game = game_;
+      req.fen = replay_.start_fen;
+      for (size_t i = 0; i < index; ++i) req.moves.push_back(replay_.moves[i].move);
+      req.limits = options_.limits;
+      req.multipv = std::max(1, options_.multipv);
+      req.threads = 1;
+      req.priority = options_.priority;
+      auto self = shared_from_this();
+      engine::Callbacks cb;
+      cb.on_done = [self, index](const engine::Result& r) { self->on_result(index, r); };
+      auto h = service_.analyze(req, std::move(cb));
+      std::lock_guard lock(mutex_);
+      if (!h) {  // cannot happen after a successful replay; fail the review
+        error_ = h.error();
+        cancelled_ = true;
+        --in_flight_;
+      } else if (!results_[index].has_value()) {
+        handles_[index] = *h;
+      }
+      if (cancelled_) break;
+    }
+    maybe_finish();
+  }
+
+  void on_result(size_t index, const engine::Result& r) {
+    int done, total = int(results_.size());
+    {
+      std::lock_guard lock(mutex_);
+      results_[index] = r;
+      handles_.erase(index);
+      --in_flight_;
+      done = int(++done_count_);
+      nodes_ += r.nodes;
+    }
+    if (callbacks_.on_progress) callbacks_.on_progress(done, total);
+    pump();
+    maybe_finish();
+  }
+
+  void maybe_finish() {
+    bool cancelled;
+    {
+      std::lock_guard lock(mutex_);
+      if (finished_ || in_flight_ > 0) return;
+      if (!cancelled_ && done_count_ < results_.size()) return;
+      finished_ = true;
+      cancelled = cancelled_;
+    }
+    // Nothing else touches the results once finished_ is set.
+    Expected<Review, Error> outcome =
+        cancelled ? Expected<Review, Error>(
+                        Unexpected(error_.value_or(Error{"cancelled", "the review was stopped"})))
+                  : Expected<Review, Error>(build());
+    if (callbacks_.on_done) callbacks_.on_done(outcome);
+    {
+      std::lock_guard lock(mutex_);
+      reported_ = true;
+    }
+    cv_.notify_all();
+  }
+
+  // The view of position i from the side to move there.
+  View view(size_t i) const {
+    const engine::Result& r = *results_[i];
+    View v;
+    if (!r.lines.empty()) {
+      v.score = r.lines[0].score;
+    } else {
+      v.terminal = true;
+      v.mated = r.status == "checkmate" || r.status == "loss";
+      v.score = {engine::ScoreKind::cp, 0};
+    }
+    return v;
+  }
+  bool white_to_move(size_t i) const { return results_[i]->white_to_move; }
+
+  Review build() {
+    Review review;
+    review.game = game_;
+    review.nodes = nodes_;
+    record::Game annotated = record_;
+    annotated.main = {};
+    annotated.main.comments = record_.main.comments;
+    for (size_t i = 0; i < replay_.moves.size(); ++i) {
+      const View before = view(i), after_opp = view(i + 1);
+      View after = after_opp;  // from the mover's side
+      if (after_opp.mated) {
+        after.mated = false;
+        after.score = {engine::ScoreKind::mate, 1};  // the mover mated
+      } else if (!after_opp.terminal) {
+        after.score = negate(after_opp.score);
+      }
+      PlyReview p;
+      p.ply = int(i) + 1;
+      p.white = white_to_move(i);
+      p.move = replay_.moves[i].move;
+      p.san = replay_.moves[i].san;
+      p.terminal_after = after_opp.terminal;
+      const auto white_view = [&](engine::Score s, bool white) { return white ? s : negate(s); };
+      p.eval_before = white_view(before.score, p.white);
+      p.eval_after = after_opp.terminal && !after_opp.mated
+                         ? engine::Score{engine::ScoreKind::cp, 0}
+                         : white_view(after.score, p.white);
+      const engine::Result& r = *results_[i];
+      if (!r.lines.empty()) {
+        p.best_move = r.lines[0].moves.empty() ? "" : r.lines[0].moves[0];
+        p.best_line = r.lines[0].moves;
+        p.best_line_san = r.lines[0].san;
+        p.best_score = white_view(r.lines[0].score, p.white);
+      }
+      const bool best_played = !p.best_move.empty() && p.best_move == p.move;
+      p.loss = best_played ? 0 : std::clamp(to_cp(before) - to_cp(after), 0, 1000);
+      p.judgment =
+          best_played ? Judgment::none : judge_views(game_, before, after, options_.thresholds);
+      const double wp_before = 50 + 50 * chances(game_, before),
+                   wp_after = 50 + 50 * chances(game_, after);
+      p.accuracy =
+          best_played
+              ? 100.0
+              : std::clamp(
+                    103.1668 * std::exp(-0.04354 * std::max(0.0, wp_before - wp_after)) - 3.1669,
+                    0.0, 100.0);
+      PlayerSummary& s = p.white ? review.white : review.black;
+      ++s.moves;
+      s.average_loss += p.loss;
+      s.accuracy += p.accuracy;
+      s.inaccuracies += p.judgment == Judgment::inaccuracy;
+      s.mistakes += p.judgment == Judgment::mistake;
+      s.blunders += p.judgment == Judgment::blunder;
+
+      // The annotated record: the original node with an eval comment, a NAG
+      // for a judgment and the best line as a variation.
+      record::Node node = i < record_.main.moves.size() ? record_.main.moves[i] : record::Node{};
+      node.move = game_ == GameKind::chess ? p.san : p.move;
+      node.variations.clear();
+      static constexpr int kNag[] = {0, 6, 2, 4};
+      if (p.judgment != Judgment::none) {
+        node.nags.erase(std::remove_if(node.nags.begin(), node.nags.end(),
+                                       [](int n) { return n >= 1 && n <= 6; }),
+                        node.nags.end());
+        node.nags.push_back(kNag[int(p.judgment)]);
+        const std::string best =
+            game_ == GameKind::chess && !p.best_line_san.empty() ? p.best_line_san[0] : p.best_move;
+        std::string word(to_string(p.judgment));
+        word[0] = char(std::toupper(static_cast<unsigned char>(word[0])));
+        node.comments.push_back("(" + eval_text(p.eval_before, game_) + " → " +
+                                eval_text(p.eval_after, game_) + ") " + word + ". Best was " +
+                                best + ".");
+        record::Variation alt;
+        const auto& line =
+            game_ == GameKind::chess && !p.best_line_san.empty() ? p.best_line_san : p.best_line;
+        for (const auto& m : line) alt.moves.push_back(record::Node{m, {}, {}, {}, 0});
+        if (!alt.moves.empty()) node.variations.push_back(std::move(alt));
+      }
+      if (!p.terminal_after)
+        node.comments.insert(node.comments.begin(),
+                             "[%eval " + eval_text(p.eval_after, game_) + "]");
+      annotated.main.moves.push_back(std::move(node));
+      review.plies.push_back(std::move(p));
+    }
+    for (PlayerSummary* s : {&review.white, &review.black})
+      if (s->moves) s->average_loss /= s->moves, s->accuracy /= s->moves;
+    annotated.set_tag("Annotator", kVersion);
+    if (annotated.result.empty()) annotated.result = "*";
+    review.annotated = record::write(annotated, replay_.first_move_number, replay_.white_first);
+    return review;
+  }
+
+  engine::Service& service_;
+  const GameKind game_;
+  const record::Game record_;
+  const engine::Replay replay_;
+  Options options_;
+  const Callbacks callbacks_;
+  int parallel_ = 1;
+
+  mutable std::mutex mutex_;
+  std::condition_variable cv_;
+  std::vector<std::optional<engine::Result>> results_;
+  std::map<size_t, std::shared_ptr<engine::SearchHandle>> handles_;
+  size_t next_ = 0, done_count_ = 0;
+  int in_flight_ = 0;
+  uint64_t nodes_ = 0;
+  bool cancelled_ = false, finished_ = false, reported_ = false;
+  std::optional<Error> error_;
+};
+
+}  // namespace
+
+std::string_view to_string(Judgment j) {
+  switch (j) {
+    case Judgment::inaccuracy:
+      return "inaccuracy";
+    case Judgment::mistake:
+      return "mistake";
+    case Judgment::blunder:
+      return "blunder";
+    case Judgment::none:
+      break;
+  }
+  return "none";
+}
+
+double winning_chances(GameKind game, const engine::Score& s) {
+  if (s.kind == engine::ScoreKind::mate) return s.value > 0 ? 1.0 : -1.0;
+  const double k = game == GameKind::chess ? 0.00368208 : 0.006;
+  return 2.0 / (1.0 + std::exp(-k * s.value)) - 1.0;
+}
+
+Judgment judge(GameKind game, const engine::Score& before, const engine::Score& after,
+               const Thresholds& t) {
+  return judge_views(game, View{before}, View{after}, t);
+}
+
+Expected<std::shared_ptr<Handle>, Error> start(engine::Service& service, GameKind game,
+                                               const record::Game& record, const Options& options,
+                                               Callbacks callbacks) {
+  std::string fen;
+  if (const std::string* f = record.tag("FEN")) fen = *f;
+  std::vector<std::string> moves;
+  for (const auto& n : record.main.moves) moves.push_back(n.move);
+  if (moves.empty()) return Unexpected(Error{"invalid_request", "the game has no moves"});
+  auto replay = service.replay(game, fen, moves);
+  if (!replay) return Unexpected(replay.error());
+  auto job = std::make_shared<Job>(service, game, record, std::move(*replay), options,
+                                   std::move(callbacks));
+  job->begin();
+  return std::shared_ptr<Handle>(job);
+}
+
+}  // namespace kibitz::review

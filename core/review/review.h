@@ -1,0 +1,101 @@
+// Whole-game review: every position of a game analysed (in parallel, on the
+// shared pool and table), each move judged, per-player figures, and the game
+// written back as an annotated PGN/PDN.
+//
+// Judgments come from the mover's winning chances, a number from -1 (lost)
+// to 1 (won): W(cp) = 2 / (1 + exp(-k * cp)) - 1, k = 0.00368208 for chess
+// (the curve Lichess uses) and 0.006 for draughts (a man decides more than a
+// pawn). A move's drop is W(before) - W(after) from the mover's side; with
+// the default thresholds a drop of 0.1 is an inaccuracy, 0.2 a mistake,
+// 0.3 a blunder. Mates have their own rules: giving up a forced mate is an
+// inaccuracy while the position stays overwhelming (W > 0.8), a mistake
+// while it stays better, else a blunder; walking into a forced mate is a
+// blunder unless the position was already lost (W < -0.6: mistake; W < -0.9:
+// inaccuracy). The engine's own best move is never judged.
+//
+// Accuracy of one move (Lichess's formula, win percentage p = 50 + 50 W):
+// 103.1668 * exp(-0.04354 * (p_before - p_after)) - 3.1669, clamped to
+// 0..100; a player's accuracy is the mean over their moves. Average loss is
+// the mean centipawn loss per move, each loss capped at 1000.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/service.h"
+#include "record/record.h"
+
+namespace kibitz::review {
+
+struct Thresholds {
+  double inaccuracy = 0.1, mistake = 0.2, blunder = 0.3;
+};
+
+struct Options {
+  engine::Limits limits;  // per position; nothing set means 200,000 nodes
+  int multipv = 1;
+  Thresholds thresholds;
+  int parallel = 0;  // positions analysed at once; 0 = the service's threads
+  engine::Priority priority = engine::Priority::batch;
+};
+
+enum class Judgment { none, inaccuracy, mistake, blunder };
+std::string_view to_string(Judgment j);
+
+struct PlyReview {
+  int ply = 0;        // 1-based
+  bool white = true;  // the mover
+  std::string move, san;
+  engine::Score eval_before, eval_after;  // White's point of view
+  std::string best_move;
+  std::vector<std::string> best_line, best_line_san;
+  engine::Score best_score;  // White's point of view
+  int loss = 0;              // centipawns the mover gave up (0..1000)
+  double accuracy = 100;
+  Judgment judgment = Judgment::none;
+  bool terminal_after = false;  // the move ended the game (mate, stalemate...)
+};
+
+struct PlayerSummary {
+  int moves = 0, inaccuracies = 0, mistakes = 0, blunders = 0;
+  double average_loss = 0, accuracy = 0;
+};
+
+struct Review {
+  GameKind game = GameKind::chess;
+  std::vector<PlyReview> plies;
+  PlayerSummary white, black;
+  std::string annotated;  // PGN (chess) or PDN (draughts)
+  uint64_t nodes = 0;
+};
+
+struct Callbacks {
+  // After each analysed position: how many of how many are done.
+  std::function<void(int done, int total)> on_progress;
+  // Exactly once; Error "cancelled" after stop().
+  std::function<void(const Expected<Review, Error>&)> on_done;
+};
+
+class Handle {
+ public:
+  virtual ~Handle() = default;
+  virtual void stop() = 0;
+  virtual void wait() = 0;
+  virtual bool done() const = 0;
+};
+
+// Starts reviewing one game. Errors at once: invalid_fen (bad [FEN] tag),
+// illegal_move (naming ply and token), invalid_request.
+Expected<std::shared_ptr<Handle>, Error> start(engine::Service& service, GameKind game,
+                                               const record::Game& record, const Options& options,
+                                               Callbacks callbacks);
+
+// The pure part, for tests: judgments and summaries from evaluations.
+double winning_chances(GameKind game, const engine::Score& mover_view);
+Judgment judge(GameKind game, const engine::Score& before, const engine::Score& after,
+               const Thresholds& t);
+
+}  // namespace kibitz::review
