@@ -128,7 +128,22 @@ class Reader {
       skip_to_eol();
       out = std::string(s_.substr(start, i_ - start));
     }
-    // Trim the spaces a writer puts inside braces.
+    // A comment wrapped over lines means spaces: fold each run of white
+    // space that holds a line break into one space, and trim the ends.
+    std::string folded;
+    for (size_t k = 0; k < out.size();) {
+      if (std::isspace(static_cast<unsigned char>(out[k]))) {
+        size_t e = k;
+        bool newline = false;
+        while (e < out.size() && std::isspace(static_cast<unsigned char>(out[e])))
+          newline |= out[e++] == '\n';
+        folded += newline ? std::string(" ") : out.substr(k, e - k);
+        k = e;
+      } else {
+        folded += out[k++];
+      }
+    }
+    out = std::move(folded);
     const auto not_space = [](char c) { return !std::isspace(static_cast<unsigned char>(c)); };
     out.erase(out.begin(), std::find_if(out.begin(), out.end(), not_space));
     out.erase(std::find_if(out.rbegin(), out.rend(), not_space).base(), out.end());
@@ -256,6 +271,7 @@ class Writer {
     std::string text = "{" + c + "}";
     // A brace inside would end the comment early.
     std::replace(text.begin() + 1, text.end() - 1, '}', ')');
+    if (text.size() <= 24) return token(text);  // short ones ({[%eval 0.34]}) stay whole
     size_t i = 0;
     while (i < text.size()) {
       size_t j = text.find(' ', i);

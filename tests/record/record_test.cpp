@@ -112,6 +112,13 @@ TEST(Record, ReadsPdn) {
   EXPECT_EQ((*games)[1].result, "1-1");
 }
 
+TEST(Record, CommentsWrappedOverLinesReadAsSpaces) {
+  auto games = read("1. e4 {a long\n   comment\n} e5 {keeps  double spaces} *");
+  ASSERT_TRUE(games);
+  EXPECT_EQ((*games)[0].main.moves[0].comments[0], "a long comment");
+  EXPECT_EQ((*games)[0].main.moves[1].comments[0], "keeps  double spaces");
+}
+
 TEST(Record, SkipsVariationsWhenAsked) {
   ReadOptions o;
   o.keep_variations = false;
