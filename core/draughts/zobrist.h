@@ -1,0 +1,31 @@
+// Zobrist keys: one random 64-bit number per (colour, man or king, square)
+// and one for Black to move, drawn at compile time from a fixed-seed
+// xorshift64*, so keys (and search node counts) are the same on every build.
+// The draw-rule counters are not part of the key.
+#pragma once
+
+#include "common/prng.h"
+#include "draughts/types.h"
+
+KIBITZ_NAMESPACE(draughts) {
+
+struct ZobristKeys {
+  Key man[kColors][kSquares]{};
+  Key king[kColors][kSquares]{};
+  Key side = 0;  // Black to move
+};
+
+constexpr ZobristKeys make_zobrist_keys() {
+  ZobristKeys z;
+  Prng rng(0x5368617368ULL);  // "Shash"
+  for (int c = 0; c < kColors; ++c)
+    for (int s = 0; s < kSquares; ++s) z.man[c][s] = rng.next();
+  for (int c = 0; c < kColors; ++c)
+    for (int s = 0; s < kSquares; ++s) z.king[c][s] = rng.next();
+  z.side = rng.next();
+  return z;
+}
+
+inline constexpr ZobristKeys kZobrist = make_zobrist_keys();
+
+}  // KIBITZ_NAMESPACE(draughts)
