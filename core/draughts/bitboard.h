@@ -13,7 +13,30 @@ KIBITZ_NAMESPACE(draughts) {
 using bits::lsb;
 using bits::more_than_one;
 using bits::pop_lsb;
-using bits::popcount;
+
+// Population count. Without POPCNT, std::popcount becomes a call into
+// libgcc; counting is on the hot path of perft, so the generic variant
+// inlines the usual SWAR sum instead.
+template <class T>
+constexpr int popcount(T b) {
+#if KIBITZ_HAS_PEXT
+  return std::popcount(b);
+#else
+  if constexpr (sizeof(T) <= 4) {
+    uint32_t x = b;
+    x = x - ((x >> 1) & 0x55555555u);
+    x = (x & 0x33333333u) + ((x >> 2) & 0x33333333u);
+    x = (x + (x >> 4)) & 0x0F0F0F0Fu;
+    return int((x * 0x01010101u) >> 24);
+  } else {
+    uint64_t x = b;
+    x = x - ((x >> 1) & 0x5555555555555555ULL);
+    x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
+    x = (x + (x >> 4)) & 0x0F0F0F0F0F0F0F0FULL;
+    return int((x * 0x0101010101010101ULL) >> 56);
+  }
+#endif
+}
 
 constexpr Bitboard square_bb(Square s) { return Bitboard(1) << s; }
 
@@ -46,6 +69,7 @@ constexpr Bitboard step_mask(Direction d, int steps) {
 }
 
 struct Tables {
+  Bitboard rank[8]{};
   Bitboard step_from[kDirections]{};      // squares with a neighbour in direction d
   Bitboard jump_from[kDirections]{};      // squares with a square two steps away in d
   Bitboard ray[kDirections][kSquares]{};  // empty-board ray from s in d, s excluded
@@ -55,6 +79,7 @@ struct Tables {
 
 constexpr Tables make_tables() {
   Tables t;
+  for (int r = 0; r < 8; ++r) t.rank[r] = rank_mask(r);
   for (int d = 0; d < kDirections; ++d) {
     t.step_from[d] = step_mask(Direction(d), 1);
     t.jump_from[d] = step_mask(Direction(d), 2);
@@ -76,7 +101,7 @@ inline constexpr Tables kTables = make_tables();
 }  // namespace detail
 
 constexpr Bitboard kAllSquares = ~Bitboard(0);
-constexpr Bitboard rank_bb(int rank) { return detail::rank_mask(rank); }
+constexpr Bitboard rank_bb(int rank) { return detail::kTables.rank[rank]; }
 // Rank as seen from c's side: 0 = own back rank, 7 = promotion rank.
 constexpr Bitboard relative_rank_bb(Color c, int rank) {
   return rank_bb(c == White ? rank : 7 - rank);

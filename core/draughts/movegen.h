@@ -31,58 +31,114 @@ inline bool king_captures_along(Square s, Bitboard line, Bitboard enemy, Bitboar
   return shift<D>(target & step_from(D)) & empty;
 }
 
-// Whether the king on s can capture.
-inline bool king_can_capture(Square s, Bitboard occupied, Bitboard enemy, Bitboard empty) {
-  const Bitboard a = diagonal_a_attacks(s, occupied), b = diagonal_b_attacks(s, occupied);
-  return king_captures_along<UpLeft>(s, a, enemy, empty) ||
-         king_captures_along<DownRight>(s, a, enemy, empty) ||
-         king_captures_along<UpRight>(s, b, enemy, empty) ||
-         king_captures_along<DownLeft>(s, b, enemy, empty);
+// The kings of Us that can capture.
+template <Color Us>
+inline Bitboard king_capturers(const Board& b) {
+  const Bitboard enemy = b.pieces(~Us), occupied = b.pieces(), empty = ~occupied;
+  Bitboard out = 0;
+  for (Bitboard k = b.kings_of(Us); k;) {
+    const Square s = Square(pop_lsb(k));
+    const Bitboard da = diagonal_a_attacks(s, occupied), db = diagonal_b_attacks(s, occupied);
+    if (king_captures_along<UpLeft>(s, da, enemy, empty) ||
+        king_captures_along<DownRight>(s, da, enemy, empty) ||
+        king_captures_along<UpRight>(s, db, enemy, empty) ||
+        king_captures_along<DownLeft>(s, db, enemy, empty))
+      out |= square_bb(s);
+  }
+  return out;
 }
 
-// The pieces of the side to move that can capture.
-struct Capturers {
-  Bitboard men;
-  Bitboard kings;
+// The jumps of the men of the side to move. Most are "simple": a single
+// jump after which the man can take nothing more and is not crowned. These
+// are handled a whole board at a time, by direction (listed from `land`, or
+// counted by popcount). The men with any other jump (`searched`) go through
+// the capture search, all their jumps together, so that duplicate paths
+// meet in one place.
+struct MenJumps {
+  Bitboard land[kDirections];  // landing squares of simple jumps
+  Bitboard searched;
 };
 
-template <Color Us>
-inline Capturers capturers(const Position& pos) {
-  const Bitboard enemy = pos.pieces(~Us), empty = ~pos.pieces();
-  const Bitboard men = pos.men(Us);
-  Capturers c{jumpers<UpLeft>(men, enemy, empty) | jumpers<UpRight>(men, enemy, empty) |
-                  jumpers<DownRight>(men, enemy, empty) | jumpers<DownLeft>(men, enemy, empty),
-              0};
-  for (Bitboard k = pos.kings(Us); k;) {
-    const Square s = Square(pop_lsb(k));
-    if (king_can_capture(s, ~empty, enemy, empty)) c.kings |= square_bb(s);
-  }
-  return c;
+// The squares among `land` (reached by jumps in direction D) from which the
+// man can jump again: in any direction but back over the piece it took. Its
+// start square still counts as occupied, which only matters for a jump
+// straight back, so not here.
+template <Direction D>
+inline Bitboard can_go_on(Bitboard land, Bitboard enemy, Bitboard empty) {
+  Bitboard b = 0;
+  if constexpr (D != DownRight) b |= jumpers<UpLeft>(land, enemy, empty);
+  if constexpr (D != DownLeft) b |= jumpers<UpRight>(land, enemy, empty);
+  if constexpr (D != UpLeft) b |= jumpers<DownRight>(land, enemy, empty);
+  if constexpr (D != UpRight) b |= jumpers<DownLeft>(land, enemy, empty);
+  return b;
 }
 
-// Writes every capture of the pieces in c to list (at most up to end).
+template <Color Us, Direction D>
+inline void sort_jumps(MenJumps& j, Bitboard from, Bitboard enemy, Bitboard empty) {
+  const Bitboard land = shift<D>(from, 2);
+  j.land[D] = land;
+  if (land) {
+    const Bitboard hard = land & (can_go_on<D>(land, enemy, empty) | promotion_rank_bb(Us));
+    j.searched |= shift<reverse(D)>(hard, 2);
+  }
+}
+
+// Fills j and returns whether any man can capture.
 template <Color Us>
-inline Move* generate_captures(const Position& pos, Capturers c, Move* list, Move* end) {
-  CaptureSearch<Us> search{pos.pieces(~Us), 0, A1, list, list, end};
-  for (Bitboard b = c.men; b;) {
-    const Square s = Square(pop_lsb(b));
+inline bool men_jumps(const Board& b, MenJumps& j) {
+  const Bitboard enemy = b.pieces(~Us), empty = ~b.pieces(), men = b.men(Us);
+  const Bitboard ul = jumpers<UpLeft>(men, enemy, empty), ur = jumpers<UpRight>(men, enemy, empty);
+  const Bitboard dr = jumpers<DownRight>(men, enemy, empty);
+  const Bitboard dl = jumpers<DownLeft>(men, enemy, empty);
+  if (!(ul | ur | dr | dl)) return false;
+  j.searched = 0;
+  sort_jumps<Us, UpLeft>(j, ul, enemy, empty);
+  sort_jumps<Us, UpRight>(j, ur, enemy, empty);
+  sort_jumps<Us, DownRight>(j, dr, enemy, empty);
+  sort_jumps<Us, DownLeft>(j, dl, enemy, empty);
+  if (j.searched) {
+    j.land[UpLeft] &= ~shift<UpLeft>(j.searched, 2);
+    j.land[UpRight] &= ~shift<UpRight>(j.searched, 2);
+    j.land[DownRight] &= ~shift<DownRight>(j.searched, 2);
+    j.land[DownLeft] &= ~shift<DownLeft>(j.searched, 2);
+  }
+  return true;
+}
+
+// Writes the captures of the given men and kings to list, never past end.
+template <Color Us>
+inline Move* search_captures(const Board& b, Bitboard men, Bitboard kings, Move* list, Move* end) {
+  CaptureSearch<Us> search{b.pieces(~Us), 0, A1, list, list, end};
+  for (; men; men &= men - 1) {
+    const Square s = Square(lsb(men));
     search.from = s;
-    search.empty = ~pos.pieces() | square_bb(s);
+    search.empty = ~b.pieces() | square_bb(s);
     search.first = search.cur;
     search.man(s, 0);
   }
-  for (Bitboard b = c.kings; b;) {
-    const Square s = Square(pop_lsb(b));
+  for (; kings; kings &= kings - 1) {
+    const Square s = Square(lsb(kings));
     search.from = s;
-    search.empty = ~pos.pieces() | square_bb(s);
+    search.empty = ~b.pieces() | square_bb(s);
     search.first = search.cur;
     search.king(s);
   }
   return search.cur;
 }
 
-// Quiet steps in direction D onto `targets`: a step adds kRotate[D] (mod 32)
+// Simple jumps in direction D onto `land`: a step adds kRotate[D] (mod 32)
 // to the square number.
+template <Direction D>
+inline Move* add_jumps(Bitboard land, Move* list) {
+  while (land) {
+    const int to = pop_lsb(land);
+    *list++ = Move(Square((to - 2 * kRotate[D]) & 31), Square(to),
+                   Bitboard(1) << ((to - kRotate[D]) & 31));
+  }
+  return list;
+}
+
+// Quiet steps in direction D onto `targets`.
 template <Direction D>
 inline Move* add_steps(Bitboard targets, Move* list) {
   while (targets) {
@@ -93,35 +149,64 @@ inline Move* add_steps(Bitboard targets, Move* list) {
 }
 
 template <Color Us>
-inline Move* generate(const Position& pos, Move* list) {
-  const Capturers c = capturers<Us>(pos);
-  if (c.men | c.kings) return generate_captures<Us>(pos, c, list, list + kMaxMoves);
-
-  const Bitboard occupied = pos.pieces(), empty = ~occupied, men = pos.men(Us);
+inline Move* generate(const Board& b, Move* list) {
+  Move* const end = list + kMaxMoves;
+  MenJumps j;
+  const bool men_capture = men_jumps<Us>(b, j);
+  const Bitboard kings = b.kings_of(Us) ? king_capturers<Us>(b) : 0;
+  if (men_capture | (kings != 0)) {
+    if (men_capture) {
+      list = add_jumps<UpLeft>(j.land[UpLeft], list);
+      list = add_jumps<UpRight>(j.land[UpRight], list);
+      list = add_jumps<DownRight>(j.land[DownRight], list);
+      list = add_jumps<DownLeft>(j.land[DownLeft], list);
+    }
+    const Bitboard men = men_capture ? j.searched : 0;
+    return men | kings ? search_captures<Us>(b, men, kings, list, end) : list;
+  }
+  const Bitboard occupied = b.pieces(), empty = ~occupied, men = b.men(Us);
   constexpr Direction L = forward_left(Us), R = forward_right(Us);
   list = add_steps<L>(shift<L>(men & step_from(L)) & empty, list);
   list = add_steps<R>(shift<R>(men & step_from(R)) & empty, list);
-  for (Bitboard k = pos.kings(Us); k;) {
+  for (Bitboard k = b.kings_of(Us); k;) {
     const Square s = Square(pop_lsb(k));
     for (Bitboard t = king_attacks(s, occupied) & empty; t;) *list++ = Move(s, Square(pop_lsb(t)));
   }
   return list;
 }
 
+// popcount(a) + popcount(b) in one 64-bit count (one instruction with
+// POPCNT, half the work without).
+constexpr int popcount2(Bitboard a, Bitboard b) { return popcount(a | uint64_t(b) << 32); }
+
 template <Color Us>
-inline uint64_t count_legal_moves(const Position& pos) {
-  const Capturers c = capturers<Us>(pos);
-  if (c.men | c.kings) {
-    Move moves[kMaxMoves];
-    return uint64_t(generate_captures<Us>(pos, c, moves, moves + kMaxMoves) - moves);
+inline uint64_t count_legal_moves(const Board& b) {
+  MenJumps j;
+  const bool men_capture = men_jumps<Us>(b, j);
+  const Bitboard kings = b.kings_of(Us) ? king_capturers<Us>(b) : 0;
+  if (men_capture | (kings != 0)) {
+    int n = 0;
+    if (men_capture) n = popcount2(j.land[0], j.land[1]) + popcount2(j.land[2], j.land[3]);
+    if (const Bitboard men = men_capture ? j.searched : 0; men | kings) {
+      Move moves[kMaxMoves];
+      n += int(search_captures<Us>(b, men, kings, moves, moves + kMaxMoves) - moves);
+    }
+    return uint64_t(n);
   }
-  const Bitboard occupied = pos.pieces(), empty = ~occupied, men = pos.men(Us);
+  const Bitboard occupied = b.pieces(), empty = ~occupied, men = b.men(Us);
   constexpr Direction L = forward_left(Us), R = forward_right(Us);
-  int n = popcount(shift<L>(men & step_from(L)) & empty) +
-          popcount(shift<R>(men & step_from(R)) & empty);
-  for (Bitboard k = pos.kings(Us); k;)
+  int n = popcount2(shift<L>(men & step_from(L)) & empty, shift<R>(men & step_from(R)) & empty);
+  for (Bitboard k = b.kings_of(Us); k;)
     n += popcount(king_attacks(Square(pop_lsb(k)), occupied) & empty);
   return uint64_t(n);
+}
+
+template <Color Us>
+inline bool has_capture(const Board& b) {
+  const Bitboard enemy = b.pieces(~Us), empty = ~b.pieces(), men = b.men(Us);
+  return jumpers<UpLeft>(men, enemy, empty) | jumpers<UpRight>(men, enemy, empty) |
+             jumpers<DownRight>(men, enemy, empty) | jumpers<DownLeft>(men, enemy, empty) ||
+         (b.kings_of(Us) && king_capturers<Us>(b));
 }
 
 }  // namespace detail
@@ -129,21 +214,20 @@ inline uint64_t count_legal_moves(const Position& pos) {
 // Writes the legal moves (each once) to `list`, which must hold kMaxMoves,
 // and returns the end pointer.
 inline Move* generate(const Position& pos, Move* list) {
-  return pos.side_to_move() == White ? detail::generate<White>(pos, list)
-                                     : detail::generate<Black>(pos, list);
+  return pos.side_to_move() == White ? detail::generate<White>(pos.board(), list)
+                                     : detail::generate<Black>(pos.board(), list);
 }
 
 // Number of legal moves, without listing the quiet ones.
 inline uint64_t count_legal_moves(const Position& pos) {
-  return pos.side_to_move() == White ? detail::count_legal_moves<White>(pos)
-                                     : detail::count_legal_moves<Black>(pos);
+  return pos.side_to_move() == White ? detail::count_legal_moves<White>(pos.board())
+                                     : detail::count_legal_moves<Black>(pos.board());
 }
 
 // Whether the side to move must capture (the position is not quiet).
 inline bool has_capture(const Position& pos) {
-  const detail::Capturers c =
-      pos.side_to_move() == White ? detail::capturers<White>(pos) : detail::capturers<Black>(pos);
-  return (c.men | c.kings) != 0;
+  return pos.side_to_move() == White ? detail::has_capture<White>(pos.board())
+                                     : detail::has_capture<Black>(pos.board());
 }
 
 class MoveList {

@@ -1,7 +1,13 @@
 // Perft: the number of leaf nodes of the legal move tree to a fixed depth,
-// counting each unique move (from, to, captured set) once. The last ply is
-// counted without making the moves (quiet moves by popcount); every other
-// ply is generated, made and unmade. No hash table: every node is visited.
+// counting each unique move (from, to, captured set) once. No hash table:
+// every node is visited.
+//
+// The last ply is counted without making its moves: quiet moves and simple
+// jumps by popcount, other captures listed (duplicate paths merged). At the
+// ply before it the children are not made with Position::do_move either:
+// only their boards are computed (Board::after, which do_move also uses),
+// since the key and the draw counters cannot change a count. Every other ply
+// is generated, made and unmade.
 #pragma once
 
 #include <vector>
@@ -14,12 +20,18 @@ namespace detail {
 
 template <Color Us>
 uint64_t perft(Position& pos, int depth) {
-  if (depth <= 1) return count_legal_moves<Us>(pos);
+  if (depth <= 1) return count_legal_moves<Us>(pos.board());
   Move moves[kMaxMoves];
-  const Move* last = generate<Us>(pos, moves);
+  const Move* last = generate<Us>(pos.board(), moves);
   uint64_t nodes = 0;
+  if (depth == 2) {
+    const Board& board = pos.board();
+    for (const Move* m = moves; m != last; ++m)
+      nodes += count_legal_moves<~Us>(board.after<Us>(*m));
+    return nodes;
+  }
   for (const Move* m = moves; m != last; ++m) {
-    pos.do_move(*m);
+    pos.template do_move<Us>(*m);
     nodes += perft<~Us>(pos, depth - 1);
     pos.undo_move(*m);
   }

@@ -6,9 +6,6 @@ KIBITZ_NAMESPACE(draughts) {
 
 namespace {
 
-// Counters stop well below kNoLimit, so an unlimited balance never draws.
-constexpr uint16_t saturating_inc(uint16_t n) { return uint16_t(n + (n < 0x7FFF)); }
-
 // Plies of unchanged balance that draw, and by which rule, for the material
 // of st (7.2.5, 7.2.6, 7.2.8; see position.h). The shortest limit wins.
 struct BalanceRule {
@@ -17,13 +14,14 @@ struct BalanceRule {
 };
 
 BalanceRule balance_rule(const StateInfo& st) {
-  const int men[2] = {popcount(st.by_color[White] & ~st.kings),
-                      popcount(st.by_color[Black] & ~st.kings)};
-  const int kings[2] = {popcount(st.by_color[White] & st.kings),
-                        popcount(st.by_color[Black] & st.kings)};
+  BalanceRule r{DrawRule::none, Position::kNoLimit};
+  if (popcount(st.board.pieces()) > 7) return r;
+  const int men[2] = {popcount(st.board.by_color[White] & ~st.board.kings),
+                      popcount(st.board.by_color[Black] & ~st.board.kings)};
+  const int kings[2] = {popcount(st.board.by_color[White] & st.board.kings),
+                        popcount(st.board.by_color[Black] & st.board.kings)};
   const int total = men[0] + men[1] + kings[0] + kings[1];
   const bool both_kings = kings[0] && kings[1];
-  BalanceRule r{DrawRule::none, Position::kNoLimit};
   const auto consider = [&](DrawRule rule, uint16_t limit) {
     if (limit < r.limit) r = {rule, limit};
   };
@@ -36,21 +34,15 @@ BalanceRule balance_rule(const StateInfo& st) {
 }
 
 // 7.2.7: the colour of a lone king facing exactly three pieces, at least one
-// of them a king (3 kings, 2 kings + man, king + 2 men); 2 if there is none.
-uint8_t road_side(const StateInfo& st) {
+// of them a king (3 kings, 2 kings + man, king + 2 men); -1 if there is none.
+int road_side(const StateInfo& st) {
   for (int c = 0; c < 2; ++c) {
-    const Bitboard lone = st.by_color[c], strong = st.by_color[c ^ 1];
-    if (popcount(lone) == 1 && (lone & st.kings) && popcount(strong) == 3 && (strong & st.kings))
-      return uint8_t(c);
+    const Bitboard lone = st.board.by_color[c], strong = st.board.by_color[c ^ 1];
+    if (popcount(lone) == 1 && (lone & st.board.kings) && popcount(strong) == 3 &&
+        (strong & st.board.kings))
+      return c;
   }
-  return 2;
-}
-
-// The 7.2.7 counter after a ply: -1 when not in such an ending with the lone
-// king on a1-h8, else one more than before (0 when the condition starts).
-int8_t next_road(const StateInfo& st, int8_t prev) {
-  if (st.road_side == 2 || !(st.by_color[st.road_side] & kLongDiagonal)) return -1;
-  return int8_t(prev < 0 ? 0 : std::min(prev + 1, 127));
+  return -1;
 }
 
 }  // namespace
@@ -60,11 +52,7 @@ Position::Position() { *this = *from_fen(kStartFen); }
 Position::Position(Bitboard white, Bitboard black, Bitboard kings, Color side) : side_(side) {
   StateInfo& st = states_[0];
   st = StateInfo{};
-  st.by_color[White] = white;
-  st.by_color[Black] = black;
-  st.kings = kings;
-  set_endgame_rules(st);
-  st.road = next_road(st, -1);
+  st.board = Board{{white, black}, kings};
   st.key = compute_key();
 }
 
@@ -79,80 +67,23 @@ Position& Position::operator=(const Position& other) {
 
 bool operator==(const Position& a, const Position& b) {
   const StateInfo &sa = a.state(), &sb = b.state();
-  return a.side_ == b.side_ && a.game_ply_ == b.game_ply_ &&
-         sa.by_color[White] == sb.by_color[White] && sa.by_color[Black] == sb.by_color[Black] &&
-         sa.kings == sb.kings && sa.key == sb.key && sa.reversible == sb.reversible &&
-         sa.balance == sb.balance && sa.balance_limit == sb.balance_limit && sa.road == sb.road &&
-         sa.road_side == sb.road_side;
+  return a.side_ == b.side_ && a.game_ply_ == b.game_ply_ && sa.board == sb.board &&
+         sa.key == sb.key && sa.reversible == sb.reversible && sa.balance == sb.balance &&
+         sa.plies_from_null == sb.plies_from_null;
 }
 
 Piece Position::piece_on(Square s) const {
   const Bitboard b = square_bb(s);
   const StateInfo& st = state();
-  const bool king = st.kings & b;
-  if (st.by_color[White] & b) return king ? Piece::white_king : Piece::white_man;
-  if (st.by_color[Black] & b) return king ? Piece::black_king : Piece::black_man;
+  const bool king = st.board.kings & b;
+  if (st.board.by_color[White] & b) return king ? Piece::white_king : Piece::white_man;
+  if (st.board.by_color[Black] & b) return king ? Piece::black_king : Piece::black_man;
   return Piece::none;
-}
-
-void Position::set_endgame_rules(StateInfo& st) {
-  st.balance_limit = balance_rule(st).limit;
-  st.road_side = road_side(st);
 }
 
 void Position::compact_history() {
   std::copy(states_ + idx_ + 1 - kHistoryKept, states_ + idx_ + 1, states_);
   idx_ = kHistoryKept - 1;
-}
-
-void Position::do_move(Move m) {
-  if (idx_ + 1 == kHistory) [[unlikely]]
-    compact_history();
-  const StateInfo& prev = states_[idx_];
-  StateInfo& st = states_[++idx_];
-  const Color us = side_, them = ~us;
-  const Bitboard from_bb = square_bb(m.from), to_bb = square_bb(m.to);
-  const bool king = prev.kings & from_bb;
-  // A man is crowned when it ends on the last rank or captures a piece on
-  // the rank before it: it can only jump such a piece by landing on the last
-  // rank (a man never stands there), and it then goes on as a king.
-  const bool crowned =
-      !king && ((to_bb & promotion_rank_bb(us)) | (m.captured & relative_rank_bb(us, 6)));
-
-  st.by_color[us] = prev.by_color[us] ^ from_bb ^ to_bb;  // from == to cancels out
-  st.by_color[them] = prev.by_color[them] ^ m.captured;
-  st.kings = (prev.kings & ~(m.captured | from_bb)) | (king || crowned ? to_bb : 0);
-
-  Key key = prev.key ^ kZobrist.side;
-  key ^= king ? kZobrist.king[us][m.from] : kZobrist.man[us][m.from];
-  key ^= king || crowned ? kZobrist.king[us][m.to] : kZobrist.man[us][m.to];
-  for (Bitboard c = m.captured; c;) {
-    const Square s = Square(pop_lsb(c));
-    key ^= prev.kings & square_bb(s) ? kZobrist.king[them][s] : kZobrist.man[them][s];
-  }
-  st.key = key;
-
-  st.plies_from_null = saturating_inc(prev.plies_from_null);
-  if (m.captured || crowned) {
-    st.reversible = 0;
-    st.balance = 0;
-    set_endgame_rules(st);
-    st.road = next_road(st, -1);
-  } else {
-    st.reversible = king ? saturating_inc(prev.reversible) : 0;
-    st.balance = saturating_inc(prev.balance);
-    st.balance_limit = prev.balance_limit;
-    st.road_side = prev.road_side;
-    st.road = next_road(st, prev.road);
-  }
-  side_ = them;
-  ++game_ply_;
-}
-
-void Position::undo_move(Move) {
-  side_ = ~side_;
-  --game_ply_;
-  --idx_;
 }
 
 void Position::do_null_move() {
@@ -162,9 +93,8 @@ void Position::do_null_move() {
   StateInfo& st = states_[++idx_];
   st = prev;
   st.key ^= kZobrist.side;
-  st.reversible = saturating_inc(prev.reversible);
-  st.balance = saturating_inc(prev.balance);
-  st.road = next_road(st, prev.road);
+  st.reversible = uint16_t(prev.reversible + 1);
+  st.balance = uint16_t(prev.balance + 1);
   st.plies_from_null = 0;
   side_ = ~side_;
   ++game_ply_;
@@ -188,10 +118,26 @@ bool Position::is_repetition(int ply) const {
   return false;
 }
 
+int Position::balance_limit() const { return balance_rule(state()).limit; }
+
+int Position::road_plies(int cap) const {
+  const StateInfo& st = state();
+  const int lone = road_side(st);
+  if (lone < 0) return -1;
+  // Back through the plies of this material (st.balance of them) while the
+  // lone king stood on a1-h8.
+  const int end = std::min({int(st.balance), idx_, cap});
+  int n = -1;
+  while (n < end && (states_[idx_ - (n + 1)].board.by_color[lone] & kLongDiagonal)) ++n;
+  return n;
+}
+
 DrawRule Position::draw_rule() const {
   const StateInfo& st = state();
-  if (st.road >= 10) return DrawRule::main_road;
-  if (st.balance >= st.balance_limit) return balance_rule(st).rule;
+  if (st.balance >= 10) {
+    if (road_plies(10) >= 10) return DrawRule::main_road;
+    if (const BalanceRule r = balance_rule(st); st.balance >= r.limit) return r.rule;
+  }
   if (st.reversible >= 30) return DrawRule::king_moves;
   return DrawRule::none;
 }
@@ -200,9 +146,9 @@ Key Position::compute_key() const {
   const StateInfo& st = state();
   Key k = side_ == Black ? kZobrist.side : 0;
   for (Color c : {White, Black}) {
-    for (Bitboard b = st.by_color[c]; b;) {
+    for (Bitboard b = st.board.by_color[c]; b;) {
       const Square s = Square(pop_lsb(b));
-      k ^= st.kings & square_bb(s) ? kZobrist.king[c][s] : kZobrist.man[c][s];
+      k ^= kZobrist.piece[c][bool(st.board.kings & square_bb(s))][s];
     }
   }
   return k;

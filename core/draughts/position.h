@@ -42,23 +42,21 @@
 
 #include "common/expected.h"
 #include "draughts/attacks.h"
+#include "draughts/board.h"
 #include "draughts/zobrist.h"
 
 KIBITZ_NAMESPACE(draughts) {
 
 // What changes from ply to ply; do_move writes a whole new one (32 bytes).
+// The counters wrap after 65535 plies, which no game reaches.
 struct StateInfo {
-  Bitboard by_color[kColors];
-  Bitboard kings;
+  Board board;
   uint16_t reversible;  // plies since the last capture or man move
   uint16_t balance;     // plies since the last capture or crowning
   Key key;
-  uint16_t balance_limit;    // balance plies that draw with this material (kNoLimit: none)
   uint16_t plies_from_null;  // bounds the repetition search
-  int8_t road;               // 7.2.7: plies the lone king has stood on a1-h8, -1 if not so
-  uint8_t road_side;         // colour of the lone king in a 7.2.7 ending, 2 if none
 };
-static_assert(sizeof(StateInfo) == 32);
+static_assert(sizeof(StateInfo) <= 32);
 
 // The draw rules other than repetition, by their FMJD-64 number.
 enum class DrawRule : uint8_t {
@@ -113,12 +111,13 @@ class Position {
 
   // Accessors
   const StateInfo& state() const { return states_[idx_]; }
-  Bitboard pieces() const { return state().by_color[White] | state().by_color[Black]; }
-  Bitboard pieces(Color c) const { return state().by_color[c]; }
-  Bitboard kings() const { return state().kings; }
+  const Board& board() const { return state().board; }
+  Bitboard pieces() const { return board().pieces(); }
+  Bitboard pieces(Color c) const { return board().by_color[c]; }
+  Bitboard kings() const { return board().kings; }
   Bitboard men() const { return pieces() & ~kings(); }
-  Bitboard kings(Color c) const { return state().by_color[c] & state().kings; }
-  Bitboard men(Color c) const { return state().by_color[c] & ~state().kings; }
+  Bitboard kings(Color c) const { return board().kings_of(c); }
+  Bitboard men(Color c) const { return board().men(c); }
   int count(Color c) const { return popcount(pieces(c)); }
   int count_men(Color c) const { return popcount(men(c)); }
   int count_kings(Color c) const { return popcount(kings(c)); }
@@ -129,8 +128,15 @@ class Position {
   int game_ply() const { return game_ply_; }
 
   // m must be legal (from generate()).
+  void do_move(Move m) { side_ == White ? do_move<White>(m) : do_move<Black>(m); }
+  // The same when the side to move, Us, is known at compile time.
+  template <Color Us>
   void do_move(Move m);
-  void undo_move(Move m);
+  void undo_move(Move) {
+    side_ = ~side_;
+    --game_ply_;
+    --idx_;
+  }
   void do_null_move();
   void undo_null_move();
 
@@ -138,9 +144,12 @@ class Position {
   int reversible_plies() const { return state().reversible; }
   int balance_plies() const { return state().balance; }
   // Plies of unchanged balance after which the game is drawn with this
-  // material, or kNoLimit.
-  int balance_limit() const { return state().balance_limit; }
-  int road_plies() const { return state().road; }
+  // material (7.2.5, 7.2.6, 7.2.8), or kNoLimit.
+  int balance_limit() const;
+  // 7.2.7: plies for which the lone king has stood on a1-h8 in such an
+  // ending, -1 when the position is not one with the king on a1-h8. Counts
+  // back through the history, so only material and boards are stored.
+  int road_plies() const { return road_plies(kNoLimit); }
 
   // `ply` is the distance to the root of a search: a repetition inside the
   // search tree counts as a draw at once; one that reaches back before the
@@ -150,10 +159,12 @@ class Position {
   // The draw rule, other than repetition, that declares the game drawn now.
   DrawRule draw_rule() const;
   // Cheap test for the search: any draw rule, repetitions as is_repetition.
-  // Does not look for a loss (see game_status()).
+  // Does not look for a loss (see game_status()). The material rules are
+  // looked at only after 10 plies without capture or crowning, the shortest
+  // of their limits.
   bool is_draw(int ply) const {
     const StateInfo& st = state();
-    return st.reversible >= 30 || st.balance >= st.balance_limit || st.road >= 10 ||
+    return st.reversible >= 30 || (st.balance >= 10 && draw_rule() != DrawRule::none) ||
            is_repetition(ply);
   }
 
@@ -165,13 +176,38 @@ class Position {
  private:
   Position(Bitboard white, Bitboard black, Bitboard kings, Color side);
   void compact_history();
-  // Sets the material-dependent draw fields of st (after a balance change).
-  static void set_endgame_rules(StateInfo& st);
+  // road_plies(), counting back no further than `cap` plies.
+  int road_plies(int cap) const;
 
   Color side_ = White;
   int game_ply_ = 0;
   int idx_ = 0;
   StateInfo states_[kHistory];
 };
+
+template <Color Us>
+inline void Position::do_move(Move m) {
+  constexpr Color Them = ~Us;
+  if (idx_ + 1 == kHistory) [[unlikely]]
+    compact_history();
+  const StateInfo& prev = states_[idx_];
+  const Board& b = prev.board;
+  const bool king = b.kings & square_bb(m.from);
+  const bool crowned = b.crowns<Us>(m);
+  Key key = prev.key ^ kZobrist.side ^ kZobrist.piece[Us][king][m.from] ^
+            kZobrist.piece[Us][king || crowned][m.to];
+  for (Bitboard c = m.captured & ~b.kings; c;) key ^= kZobrist.piece[Them][0][pop_lsb(c)];
+  for (Bitboard c = m.captured & b.kings; c;) key ^= kZobrist.piece[Them][1][pop_lsb(c)];
+
+  StateInfo next;
+  next.board = b.after<Us>(m);
+  next.reversible = uint16_t(king && !m.captured ? prev.reversible + 1 : 0);
+  next.balance = uint16_t(m.captured || crowned ? 0 : prev.balance + 1);
+  next.key = key;
+  next.plies_from_null = uint16_t(prev.plies_from_null + 1);
+  states_[++idx_] = next;
+  side_ = Them;
+  ++game_ply_;
+}
 
 }  // KIBITZ_NAMESPACE(draughts)

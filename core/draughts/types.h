@@ -19,6 +19,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 #include "common/isa.h"
 
@@ -85,15 +86,16 @@ constexpr bool is_ok(Square s) { return s < NoSquare; }
 // Whether a man is crowned follows from them (see Position::do_move), so a
 // move needs nothing else. A capture may end on its starting square.
 struct Move {
-  Bitboard captured = 0;  // squares of the captured pieces
-  Square from = A1;
-  Square to = A1;
+  Bitboard captured;  // squares of the captured pieces
+  Square from;
+  Square to;
 
-  constexpr Move() = default;
+  // Uninitialised, so that move lists cost nothing to declare.
+  Move() = default;
   constexpr Move(Square f, Square t, Bitboard c = 0) : captured(c), from(f), to(t) {}
 
   // No legal move has from == to without a capture.
-  static constexpr Move none() { return Move(); }
+  static constexpr Move none() { return Move(A1, A1); }
   // Marks a null move in the search; never legal either.
   static constexpr Move null() { return Move(B2, B2); }
 
@@ -102,6 +104,8 @@ struct Move {
   friend constexpr bool operator==(Move a, Move b) = default;
 };
 static_assert(sizeof(Move) == 8);
+static_assert(std::is_trivially_copyable_v<Move> &&
+              std::is_trivially_default_constructible_v<Move>);
 
 // An upper bound on the legal moves of any position; move lists are arrays of
 // this size.

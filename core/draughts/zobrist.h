@@ -10,18 +10,16 @@
 KIBITZ_NAMESPACE(draughts) {
 
 struct ZobristKeys {
-  Key man[kColors][kSquares]{};
-  Key king[kColors][kSquares]{};
-  Key side = 0;  // Black to move
+  Key piece[kColors][2][kSquares]{};  // [colour][0 = man, 1 = king][square]
+  Key side = 0;                       // Black to move
 };
 
 constexpr ZobristKeys make_zobrist_keys() {
   ZobristKeys z;
   Prng rng(0x5368617368ULL);  // "Shash"
-  for (int c = 0; c < kColors; ++c)
-    for (int s = 0; s < kSquares; ++s) z.man[c][s] = rng.next();
-  for (int c = 0; c < kColors; ++c)
-    for (int s = 0; s < kSquares; ++s) z.king[c][s] = rng.next();
+  for (int king = 0; king < 2; ++king)
+    for (int c = 0; c < kColors; ++c)
+      for (int s = 0; s < kSquares; ++s) z.piece[c][king][s] = rng.next();
   z.side = rng.next();
   return z;
 }

@@ -65,7 +65,7 @@ TEST(DraughtsMovegen, MovesFile) {
     // move through the path search, and "(captures x,y)" after a move gives
     // its captured set outright.
     std::set<MoveKey> expected;
-    Move last;
+    Move last = Move::none();
     std::istringstream words(fields[3]);
     for (std::string w; words >> w;) {
       if (w.starts_with("(captures")) {
