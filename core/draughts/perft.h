@@ -2,12 +2,10 @@
 // counting each unique move (from, to, captured set) once. No hash table:
 // every node is visited.
 //
-// The last ply is counted without making its moves: quiet moves and simple
-// jumps by popcount, other captures listed (duplicate paths merged). At the
-// ply before it the children are not made with Position::do_move either:
-// only their boards are computed (Board::after, which do_move also uses),
-// since the key and the draw counters cannot change a count. Every other ply
-// is generated, made and unmade.
+// The last ply is counted without making its moves (count_legal_moves:
+// quiet moves and simple jumps by popcount, other captures listed with
+// duplicate paths merged); every other ply is generated, made and unmade
+// with Position::do_move/undo_move.
 #pragma once
 
 #include <vector>
@@ -24,12 +22,6 @@ uint64_t perft(Position& pos, int depth) {
   Move moves[kMaxMoves];
   const Move* last = generate<Us>(pos.board(), moves);
   uint64_t nodes = 0;
-  if (depth == 2) {
-    const Board& board = pos.board();
-    for (const Move* m = moves; m != last; ++m)
-      nodes += count_legal_moves<~Us>(board.after<Us>(*m));
-    return nodes;
-  }
   for (const Move* m = moves; m != last; ++m) {
     pos.template do_move<Us>(*m);
     nodes += perft<~Us>(pos, depth - 1);

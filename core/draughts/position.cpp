@@ -49,7 +49,8 @@ int road_side(const StateInfo& st) {
 
 Position::Position() { *this = *from_fen(kStartFen); }
 
-Position::Position(Bitboard white, Bitboard black, Bitboard kings, Color side) : side_(side) {
+Position::Position(Bitboard white, Bitboard black, Bitboard kings, Color side)
+    : side_(side), ply_offset_(side == Black) {
   StateInfo& st = states_[0];
   st = StateInfo{};
   st.board = Board{{white, black}, kings};
@@ -59,15 +60,16 @@ Position::Position(Bitboard white, Bitboard black, Bitboard kings, Color side) :
 Position& Position::operator=(const Position& other) {
   if (this == &other) return *this;
   side_ = other.side_;
-  game_ply_ = other.game_ply_;
-  idx_ = other.idx_;
-  std::copy(other.states_, other.states_ + other.idx_ + 1, states_);
+  ply_offset_ = other.ply_offset_;
+  st_ = states_ + (other.st_ - other.states_);
+  const StateInfo* last = other.st_ + 1;
+  std::copy(other.states_, last, states_);
   return *this;
 }
 
 bool operator==(const Position& a, const Position& b) {
   const StateInfo &sa = a.state(), &sb = b.state();
-  return a.side_ == b.side_ && a.game_ply_ == b.game_ply_ && sa.board == sb.board &&
+  return a.side_ == b.side_ && a.game_ply() == b.game_ply() && sa.board == sb.board &&
          sa.key == sb.key && sa.reversible == sb.reversible && sa.balance == sb.balance &&
          sa.plies_from_null == sb.plies_from_null;
 }
@@ -82,36 +84,37 @@ Piece Position::piece_on(Square s) const {
 }
 
 void Position::compact_history() {
-  std::copy(states_ + idx_ + 1 - kHistoryKept, states_ + idx_ + 1, states_);
-  idx_ = kHistoryKept - 1;
+  const StateInfo* first = st_ + 1 - kHistoryKept;
+  const StateInfo* last = st_ + 1;
+  std::copy(first, last, states_);
+  ply_offset_ += int(first - states_);
+  st_ = states_ + kHistoryKept - 1;
 }
 
 void Position::do_null_move() {
-  if (idx_ + 1 == kHistory) [[unlikely]]
+  if (st_ == states_ + kHistory - 1) [[unlikely]]
     compact_history();
-  const StateInfo& prev = states_[idx_];
-  StateInfo& st = states_[++idx_];
+  const StateInfo& prev = *st_;
+  StateInfo& st = *++st_;
   st = prev;
   st.key ^= kZobrist.side;
   st.reversible = uint16_t(prev.reversible + 1);
   st.balance = uint16_t(prev.balance + 1);
   st.plies_from_null = 0;
   side_ = ~side_;
-  ++game_ply_;
 }
 
 void Position::undo_null_move() {
   side_ = ~side_;
-  --game_ply_;
-  --idx_;
+  --st_;
 }
 
 bool Position::is_repetition(int ply) const {
-  const StateInfo& st = states_[idx_];
-  const int end = std::min({int(st.reversible), int(st.plies_from_null), idx_});
+  const StateInfo& st = *st_;
+  const int end = std::min({int(st.reversible), int(st.plies_from_null), int(st_ - states_)});
   int seen = 0;
   for (int i = 4; i <= end; i += 2) {
-    if (states_[idx_ - i].key == st.key) {
+    if (st_[-i].key == st.key) {
       if (i < ply || ++seen == 2) return true;
     }
   }
@@ -126,9 +129,9 @@ int Position::road_plies(int cap) const {
   if (lone < 0) return -1;
   // Back through the plies of this material (st.balance of them) while the
   // lone king stood on a1-h8.
-  const int end = std::min({int(st.balance), idx_, cap});
+  const int end = std::min({int(st.balance), int(st_ - states_), cap});
   int n = -1;
-  while (n < end && (states_[idx_ - (n + 1)].board.by_color[lone] & kLongDiagonal)) ++n;
+  while (n < end && (st_[-(n + 1)].board.by_color[lone] & kLongDiagonal)) ++n;
   return n;
 }
 

@@ -28,11 +28,12 @@
 //         road_plies() >= 10, where road_plies() counts the plies for which
 //         the lone king has stood on a1-h8 without a break in that ending
 //         (it restarts when the king steps off and on again).
-// balance_plies() counts plies since the last capture or crowning: the
-// material of both sides is constant in between, so which of 7.2.5, 7.2.6
-// and 7.2.8 applies is decided once, when the balance changes. A crowning
-// restarts the count (in 7.2.5 too: 3 kings + man against a king that
-// crowns the man start over as 4 kings against a king).
+// balance_plies() counts plies since the last capture or crowning. The
+// material is constant in between, so which of 7.2.5-7.2.8 applies follows
+// from the pieces on the board (balance_limit()), and road_plies() is found
+// by looking back through the states of those plies: do_move keeps only the
+// two counters. A crowning restarts the count (in 7.2.5 too: 3 kings and a
+// man against a king, once the man is crowned, start over as 4 kings).
 // A loss takes precedence over these draws: game_status() checks for it
 // first (a king captured on the last counted move wins).
 #pragma once
@@ -110,7 +111,7 @@ class Position {
   std::string fen() const;
 
   // Accessors
-  const StateInfo& state() const { return states_[idx_]; }
+  const StateInfo& state() const { return *st_; }
   const Board& board() const { return state().board; }
   Bitboard pieces() const { return board().pieces(); }
   Bitboard pieces(Color c) const { return board().by_color[c]; }
@@ -125,7 +126,9 @@ class Position {
   bool empty(Square s) const { return !(pieces() & square_bb(s)); }
   Color side_to_move() const { return side_; }
   Key key() const { return state().key; }
-  int game_ply() const { return game_ply_; }
+  // Plies since a notional start with White to move (so it is odd exactly
+  // when Black is to move).
+  int game_ply() const { return ply_offset_ + int(st_ - states_); }
 
   // m must be legal (from generate()).
   void do_move(Move m) { side_ == White ? do_move<White>(m) : do_move<Black>(m); }
@@ -134,8 +137,7 @@ class Position {
   void do_move(Move m);
   void undo_move(Move) {
     side_ = ~side_;
-    --game_ply_;
-    --idx_;
+    --st_;
   }
   void do_null_move();
   void undo_null_move();
@@ -180,17 +182,17 @@ class Position {
   int road_plies(int cap) const;
 
   Color side_ = White;
-  int game_ply_ = 0;
-  int idx_ = 0;
+  int ply_offset_ = 0;  // game_ply() of states_[0]
+  StateInfo* st_ = states_;
   StateInfo states_[kHistory];
 };
 
 template <Color Us>
 inline void Position::do_move(Move m) {
   constexpr Color Them = ~Us;
-  if (idx_ + 1 == kHistory) [[unlikely]]
+  if (st_ == states_ + kHistory - 1) [[unlikely]]
     compact_history();
-  const StateInfo& prev = states_[idx_];
+  const StateInfo& prev = *st_;
   const Board& b = prev.board;
   const bool king = b.kings & square_bb(m.from);
   const bool crowned = b.crowns<Us>(m);
@@ -205,9 +207,8 @@ inline void Position::do_move(Move m) {
   next.balance = uint16_t(m.captured || crowned ? 0 : prev.balance + 1);
   next.key = key;
   next.plies_from_null = uint16_t(prev.plies_from_null + 1);
-  states_[++idx_] = next;
+  *++st_ = next;
   side_ = Them;
-  ++game_ply_;
 }
 
 }  // KIBITZ_NAMESPACE(draughts)
