@@ -72,6 +72,7 @@ struct Tables {
   Bitboard rank[8]{};
   Bitboard step_from[kDirections]{};      // squares with a neighbour in direction d
   Bitboard jump_from[kDirections]{};      // squares with a square two steps away in d
+  Bitboard jump_over[kSquares]{};         // the neighbours of s that a man on s could jump
   Bitboard ray[kDirections][kSquares]{};  // empty-board ray from s in d, s excluded
   Bitboard diagonal_a[kSquares]{};        // the up-left/down-right diagonal through s
   Bitboard diagonal_b[kSquares]{};        // the up-right/down-left diagonal through s
@@ -90,6 +91,11 @@ constexpr Tables make_tables() {
     }
   }
   for (int s = 0; s < kSquares; ++s) {
+    for (int d = 0; d < kDirections; ++d) {
+      const int f = file_of(Square(s)), r = rank_of(Square(s));
+      if (is_dark(f + 2 * kFileStep[d], r + 2 * kRankStep[d]))
+        t.jump_over[s] |= Bitboard(1) << square_index(f + kFileStep[d], r + kRankStep[d]);
+    }
     t.diagonal_a[s] = t.ray[UpLeft][s] | t.ray[DownRight][s] | (Bitboard(1) << s);
     t.diagonal_b[s] = t.ray[UpRight][s] | t.ray[DownLeft][s] | (Bitboard(1) << s);
   }
@@ -112,6 +118,7 @@ constexpr Bitboard kLongDiagonal = detail::kTables.diagonal_b[A1];
 
 constexpr Bitboard step_from(Direction d) { return detail::kTables.step_from[d]; }
 constexpr Bitboard jump_from(Direction d) { return detail::kTables.jump_from[d]; }
+constexpr Bitboard jump_over(Square s) { return detail::kTables.jump_over[s]; }
 constexpr Bitboard ray_bb(Direction d, Square s) { return detail::kTables.ray[d][s]; }
 constexpr Bitboard diagonal_a_bb(Square s) { return detail::kTables.diagonal_a[s]; }
 constexpr Bitboard diagonal_b_bb(Square s) { return detail::kTables.diagonal_b[s]; }

@@ -35,6 +35,7 @@ struct CaptureSearch {
   // A man on s, `captured` taken so far. Returns whether it could capture;
   // the moves it completes are added.
   bool man(Square s, Bitboard captured) {
+    if (!(jump_over(s) & enemy & ~captured)) return false;  // the usual end of a sequence
     const bool a = man_step<UpLeft>(s, captured);
     const bool b = man_step<UpRight>(s, captured);
     const bool c = man_step<DownRight>(s, captured);

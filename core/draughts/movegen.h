@@ -175,6 +175,15 @@ inline Move* generate(const Board& b, Move* list) {
   return list;
 }
 
+// The number of captures of the given men and kings. Kept out of line, so
+// that count_legal_moves() needs no move list of its own and stays cheap to
+// call in the usual case.
+template <Color Us>
+[[gnu::noinline]] int count_searched_captures(const Board& b, Bitboard men, Bitboard kings) {
+  Move moves[kMaxMoves];
+  return int(search_captures<Us>(b, men, kings, moves, moves + kMaxMoves) - moves);
+}
+
 // popcount(a) + popcount(b) in one 64-bit count (one instruction with
 // POPCNT, half the work without).
 constexpr int popcount2(Bitboard a, Bitboard b) { return popcount(a | uint64_t(b) << 32); }
@@ -187,10 +196,8 @@ inline uint64_t count_legal_moves(const Board& b) {
   if (men_capture | (kings != 0)) {
     int n = 0;
     if (men_capture) n = popcount2(j.land[0], j.land[1]) + popcount2(j.land[2], j.land[3]);
-    if (const Bitboard men = men_capture ? j.searched : 0; men | kings) {
-      Move moves[kMaxMoves];
-      n += int(search_captures<Us>(b, men, kings, moves, moves + kMaxMoves) - moves);
-    }
+    if (const Bitboard men = men_capture ? j.searched : 0; men | kings)
+      n += count_searched_captures<Us>(b, men, kings);
     return uint64_t(n);
   }
   const Bitboard occupied = b.pieces(), empty = ~occupied, men = b.men(Us);
