@@ -218,9 +218,25 @@ inline bool has_capture(const Board& b) {
 
 }  // namespace detail
 
-// Writes the legal moves (each once) to `list`, which must hold kMaxMoves,
-// and returns the end pointer.
+// Whether the side to move must capture (the position is not quiet).
+inline bool has_capture(const Position& pos) {
+  return pos.side_to_move() == White ? detail::has_capture<White>(pos.board())
+                                     : detail::has_capture<Black>(pos.board());
+}
+
+// Legal = Captures + Quiets, disjoint. Capture being mandatory, a position
+// has legal captures or legal quiet moves, never both: Captures lists the
+// legal moves when they are captures (else nothing), Quiets when they are
+// not.
+enum class GenType { Legal, Captures, Quiets };
+
+// Writes the legal moves of type T (each once) to `list`, which must hold
+// kMaxMoves, and returns the end pointer.
+template <GenType T = GenType::Legal>
 inline Move* generate(const Position& pos, Move* list) {
+  if constexpr (T != GenType::Legal) {
+    if (has_capture(pos) != (T == GenType::Captures)) return list;
+  }
   return pos.side_to_move() == White ? detail::generate<White>(pos.board(), list)
                                      : detail::generate<Black>(pos.board(), list);
 }
@@ -231,15 +247,19 @@ inline uint64_t count_legal_moves(const Position& pos) {
                                      : detail::count_legal_moves<Black>(pos.board());
 }
 
-// Whether the side to move must capture (the position is not quiet).
-inline bool has_capture(const Position& pos) {
-  return pos.side_to_move() == White ? detail::has_capture<White>(pos.board())
-                                     : detail::has_capture<Black>(pos.board());
+// The first legal move whose code() is `code`, or Move::none().
+inline Move move_from_code(const Position& pos, uint16_t code) {
+  Move moves[kMaxMoves];
+  const Move* last = generate(pos, moves);
+  for (const Move* m = moves; m != last; ++m)
+    if (m->code() == code) return *m;
+  return Move::none();
 }
 
+template <GenType T = GenType::Legal>
 class MoveList {
  public:
-  explicit MoveList(const Position& pos) : last_(generate(pos, moves_)) {}
+  explicit MoveList(const Position& pos) : last_(generate<T>(pos, moves_)) {}
   const Move* begin() const { return moves_; }
   const Move* end() const { return last_; }
   int size() const { return int(last_ - moves_); }

@@ -130,6 +130,11 @@ class Position {
   // when Black is to move).
   int game_ply() const { return ply_offset_ + int(st_ - states_); }
 
+  // Whether the legal move m crowns a man (at its end or during a capture).
+  bool crowns(Move m) const {
+    return side_ == White ? board().crowns<White>(m) : board().crowns<Black>(m);
+  }
+
   // m must be legal (from generate()).
   void do_move(Move m) { side_ == White ? do_move<White>(m) : do_move<Black>(m); }
   // The same when the side to move, Us, is known at compile time.

@@ -101,6 +101,17 @@ struct Move {
 
   constexpr bool is_capture() const { return captured != 0; }
   constexpr explicit operator bool() const { return *this != none(); }
+
+  // A 16-bit code for tables that cannot hold the captured set: from (5
+  // bits), to (5), and for a capture 1-63 from a hash of the captured set
+  // (0 for a quiet move). Only none() codes to 0. Two moves of a position
+  // share a code only when they share from and to and their hashes collide,
+  // so a table move is found again among the legal moves (move_from_code()
+  // in movegen.h), never trusted blindly.
+  constexpr uint16_t code() const {
+    const unsigned hash = captured ? 1 + ((captured * 0x9E3779B1u) >> 26) % 63 : 0;
+    return uint16_t(from | (to << 5) | (hash << 10));
+  }
   friend constexpr bool operator==(Move a, Move b) = default;
 };
 static_assert(sizeof(Move) == 8);

@@ -175,6 +175,41 @@ TEST(DraughtsMovegen, GeneratorAgreesWithPathSearchAlongRandomGames) {
   EXPECT_GT(capture_positions, 2'000);
 }
 
+// Captures + quiets = legal, one of them empty; codes are nonzero and find
+// their move again; crowning is seen during captures too.
+TEST(DraughtsMovegen, SplitGenerationCodesAndCrowning) {
+  Prng rng(21);
+  int collisions = 0, moves_seen = 0;
+  for (int game = 0; game < 200; ++game) {
+    Position pos;
+    for (int ply = 0; ply < 150; ++ply) {
+      const MoveList legal(pos);
+      const MoveList<GenType::Captures> captures(pos);
+      const MoveList<GenType::Quiets> quiets(pos);
+      ASSERT_TRUE(captures.empty() || quiets.empty()) << pos.fen();
+      ASSERT_EQ(captures.size() + quiets.size(), legal.size()) << pos.fen();
+      std::set<uint16_t> codes;
+      for (Move m : legal) {
+        ASSERT_NE(m.code(), 0) << pos.fen();
+        collisions += !codes.insert(m.code()).second;
+        const Move found = move_from_code(pos, m.code());
+        ASSERT_EQ(found.code(), m.code());
+        ASSERT_TRUE(legal.contains(found));
+        Position after = pos;
+        after.do_move(m);
+        const bool man = pos.men() & square_bb(m.from);
+        ASSERT_EQ(pos.crowns(m), man && bool(after.kings() & square_bb(m.to))) << pos.fen();
+        ++moves_seen;
+      }
+      if (legal.empty()) break;
+      pos.do_move(*(legal.begin() + rng.next() % unsigned(legal.size())));
+    }
+  }
+  EXPECT_EQ(Move::none().code(), 0);
+  EXPECT_GT(moves_seen, 50'000);
+  EXPECT_LT(collisions, moves_seen / 1000);
+}
+
 // The diagonal lookups (magic or PEXT) against a plain walk, for random
 // occupancies.
 TEST(DraughtsAttacks, LookupsMatchPlainSlide) {
