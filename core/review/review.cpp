@@ -61,6 +61,12 @@ std::string eval_text(const engine::Score& white_view, GameKind game) {
   return buf;
 }
 
+// Two searches per position at most, both from the position before the move,
+// so the played move and the best move are measured in the same frame (the
+// same root, limits and table): first the position itself (its best line),
+// then, when the game went elsewhere, the position restricted to the played
+// move (searchmoves). Comparing scores of separate searches of positions i
+// and i + 1 instead mixes in the noise of two depth-limited searches.
 class Job final : public Handle, public std::enable_shared_from_this<Job> {
  public:
   Job(engine::Service& service, GameKind game, record::Game record, engine::Replay replay,
@@ -71,7 +77,7 @@ class Job final : public Handle, public std::enable_shared_from_this<Job> {
         replay_(std::move(replay)),
         options_(std::move(options)),
         callbacks_(std::move(callbacks)),
-        results_(replay_.moves.size() + 1) {
+        plies_(replay_.moves.size()) {
     if (!options_.limits.depth && !options_.limits.nodes && !options_.limits.movetime_ms)
       options_.limits.nodes = 200'000;
     parallel_ = options_.parallel > 0 ? options_.parallel : std::max(1, service_.threads());
@@ -85,7 +91,7 @@ class Job final : public Handle, public std::enable_shared_from_this<Job> {
       std::lock_guard lock(mutex_);
       if (cancelled_ || finished_) return;
       cancelled_ = true;
-      for (auto& [i, h] : handles_) running.push_back(h);
+      for (auto& [key, h] : handles_) running.push_back(h);
     }
     for (auto& h : running) h->stop();
     maybe_finish();
@@ -102,55 +108,88 @@ class Job final : public Handle, public std::enable_shared_from_this<Job> {
   }
 
  private:
-  // Starts analyses until `parallel_` run or none is left. Never holds the
-  // lock while calling the service (its callbacks may run inside analyze).
+  struct PlyState {
+    std::optional<engine::Result> best;    // the search of the position
+    std::optional<engine::Result> played;  // the search restricted to the played move
+    bool needs_played = false, done = false;
+  };
+  // A search to run: ply index, and whether it is the restricted one.
+  using Task = std::pair<size_t, bool>;
+
+  // Starts searches until `parallel_` run or none is left; restricted
+  // searches go first (they reuse what the table just learnt). Never holds
+  // the lock while calling the service (its callbacks may run inside).
   void pump() {
     for (;;) {
-      size_t index;
+      Task task;
       {
         std::lock_guard lock(mutex_);
-        if (cancelled_ || next_ >= results_.size() || in_flight_ >= parallel_) return;
-        index = next_++;
+        if (cancelled_ || in_flight_ >= parallel_) break;
+        if (!restricted_.empty()) {
+          task = {restricted_.back(), true};
+          restricted_.pop_back();
+        } else if (next_ < plies_.size()) {
+          task = {next_++, false};
+        } else {
+          break;
+        }
         ++in_flight_;
       }
       engine::AnalysisRequest req;
       req.game = game_;
       req.fen = replay_.start_fen;
-      for (size_t i = 0; i < index; ++i) req.moves.push_back(replay_.moves[i].move);
+      for (size_t i = 0; i < task.first; ++i) req.moves.push_back(replay_.moves[i].move);
       req.limits = options_.limits;
-      req.multipv = std::max(1, options_.multipv);
+      req.multipv = task.second ? 1 : std::max(1, options_.multipv);
+      if (task.second) req.searchmoves = {replay_.moves[task.first].move};
       req.threads = 1;
       req.priority = options_.priority;
       auto self = shared_from_this();
       engine::Callbacks cb;
-      cb.on_done = [self, index](const engine::Result& r) { self->on_result(index, r); };
+      cb.on_done = [self, task](const engine::Result& r) { self->on_result(task, r); };
       auto h = service_.analyze(req, std::move(cb));
       std::lock_guard lock(mutex_);
       if (!h) {  // cannot happen after a successful replay; fail the review
         error_ = h.error();
         cancelled_ = true;
         --in_flight_;
-      } else if (!results_[index].has_value()) {
-        handles_[index] = *h;
+      } else if (!reported_result(task)) {
+        handles_[task] = *h;
       }
-      if (cancelled_) break;
     }
     maybe_finish();
   }
 
-  void on_result(size_t index, const engine::Result& r) {
-    int done, total = int(results_.size());
+  bool reported_result(const Task& t) const {
+    const PlyState& p = plies_[t.first];
+    return t.second ? p.played.has_value() : p.best.has_value();
+  }
+
+  void on_result(Task task, const engine::Result& r) {
+    int done;
     {
       std::lock_guard lock(mutex_);
-      results_[index] = r;
-      handles_.erase(index);
+      handles_.erase(task);
       --in_flight_;
-      done = int(++done_count_);
       nodes_ += r.nodes;
+      PlyState& p = plies_[task.first];
+      if (task.second) {
+        p.played = r;
+      } else {
+        p.best = r;
+        const std::string& played = replay_.moves[task.first].move;
+        p.needs_played = !r.bestmove || *r.bestmove != played;
+        // The played move is one of the MultiPV lines: its score is there.
+        for (const auto& line : r.lines)
+          if (!line.moves.empty() && line.moves[0] == played) p.needs_played = false;
+        if (p.needs_played && !cancelled_) restricted_.push_back(task.first);
+      }
+      p.done = p.best && (!p.needs_played || p.played);
+      if (p.done) ++done_count_;
+      done = int(done_count_);
     }
-    if (callbacks_.on_progress) callbacks_.on_progress(done, total);
+    if (callbacks_.on_progress) callbacks_.on_progress(done, int(plies_.size()));
     pump();
-    maybe_finish();
   }
 
   void maybe_finish() {
@@ -158,7 +197,7 @@ class Job final : public Handle, public std::enable_shared_from_this<Job> {
     {
       std::lock_guard lock(mutex_);
       if (finished_ || in_flight_ > 0) return;
-      if (!cancelled_ && done_count_ < results_.size()) return;
+      if (!cancelled_ && done_count_ < plies_.size()) return;
       finished_ = true;
       cancelled = cancelled_;
     }
@@ -175,20 +214,17 @@ class Job final : public Handle, public std::enable_shared_from_this<Job> {
     cv_.notify_all();
   }
 
-  // The view of position i from the side to move there.
-  View view(size_t i) const {
-    const engine::Result& r = *results_[i];
-    View v;
-    if (!r.lines.empty()) {
-      v.score = r.lines[0].score;
-    } else {
-      v.terminal = true;
-      v.mated = r.status == "checkmate" || r.status == "loss";
-      v.score = {engine::ScoreKind::cp, 0};
-    }
-    return v;
+  // The mover's view of the position before ply i (its best line), and of the
+  // played move, both from the searches of position i.
+  View best_view(size_t i) const { return View{plies_[i].best->lines.at(0).score}; }
+  View played_view(size_t i) const {
+    const PlyState& p = plies_[i];
+    const std::string& played = replay_.moves[i].move;
+    if (p.played) return View{p.played->lines.at(0).score};
+    for (const auto& line : p.best->lines)
+      if (!line.moves.empty() && line.moves[0] == played) return View{line.score};
+    return best_view(i);  // the played move is the best move
   }
-  bool white_to_move(size_t i) const { return results_[i]->white_to_move; }
 
   Review build() {
     Review review;
@@ -197,34 +233,25 @@ class Job final : public Handle, public std::enable_shared_from_this<Job> {
     record::Game annotated = record_;
     annotated.main = {};
     annotated.main.comments = record_.main.comments;
-    for (size_t i = 0; i < replay_.moves.size(); ++i) {
-      const View before = view(i), after_opp = view(i + 1);
-      View after = after_opp;  // from the mover's side
-      if (after_opp.mated) {
-        after.mated = false;
-        after.score = {engine::ScoreKind::mate, 1};  // the mover mated
-      } else if (!after_opp.terminal) {
-        after.score = negate(after_opp.score);
-      }
+    const bool game_over =
+        replay_.status == "checkmate" || replay_.status == "stalemate" || replay_.status == "loss";
+    for (size_t i = 0; i < plies_.size(); ++i) {
+      const engine::Result& r = *plies_[i].best;
+      const View before = best_view(i), after = played_view(i);
       PlyReview p;
       p.ply = int(i) + 1;
-      p.white = white_to_move(i);
+      p.white = r.white_to_move;
       p.move = replay_.moves[i].move;
       p.san = replay_.moves[i].san;
-      p.terminal_after = after_opp.terminal;
-      const auto white_view = [&](engine::Score s, bool white) { return white ? s : negate(s); };
-      p.eval_before = white_view(before.score, p.white);
-      p.eval_after = after_opp.terminal && !after_opp.mated
-                         ? engine::Score{engine::ScoreKind::cp, 0}
-                         : white_view(after.score, p.white);
-      const engine::Result& r = *results_[i];
-      if (!r.lines.empty()) {
-        p.best_move = r.lines[0].moves.empty() ? "" : r.lines[0].moves[0];
-        p.best_line = r.lines[0].moves;
-        p.best_line_san = r.lines[0].san;
-        p.best_score = white_view(r.lines[0].score, p.white);
-      }
-      const bool best_played = !p.best_move.empty() && p.best_move == p.move;
+      p.terminal_after = game_over && i + 1 == plies_.size();
+      const auto white_view = [&](engine::Score s) { return p.white ? s : negate(s); };
+      p.eval_before = white_view(before.score);
+      p.eval_after = white_view(after.score);
+      p.best_move = r.lines[0].moves.empty() ? "" : r.lines[0].moves[0];
+      p.best_line = r.lines[0].moves;
+      p.best_line_san = r.lines[0].san;
+      p.best_score = p.eval_before;
+      const bool best_played = p.best_move == p.move;
       p.loss = best_played ? 0 : std::clamp(to_cp(before) - to_cp(after), 0, 1000);
       p.judgment =
           best_played ? Judgment::none : judge_views(game_, before, after, options_.thresholds);
@@ -292,8 +319,9 @@ class Job final : public Handle, public std::enable_shared_from_this<Job> {
 
   mutable std::mutex mutex_;
   std::condition_variable cv_;
-  std::vector<std::optional<engine::Result>> results_;
-  std::map<size_t, std::shared_ptr<engine::SearchHandle>> handles_;
+  std::vector<PlyState> plies_;
+  std::vector<size_t> restricted_;  // plies whose played move still needs its search
+  std::map<Task, std::shared_ptr<engine::SearchHandle>> handles_;
   size_t next_ = 0, done_count_ = 0;
   int in_flight_ = 0;
   uint64_t nodes_ = 0;

@@ -346,7 +346,7 @@ Value Worker<G>::search(Stack* ss, Value alpha, Value beta, Depth depth, bool cu
     const Move m = moves[i];
     if (tt_code && G::move_code(m) == tt_code)
       scores[i] = 1 << 30;
-    else if (i < tactical_count)
+    else if (i < tactical_count || G::is_tactical(pos_, m))  // captures; draughts crownings
       scores[i] = G::see_ge(pos_, m, 0) ? (1 << 28) + G::capture_score(pos_, m)
                                         : -(1 << 20) + G::capture_score(pos_, m);
     else if (m == ss->killers[0])
