@@ -31,7 +31,17 @@ const BenchPosition kPositions[] = {
     {GameKind::chess, "3b4/5kp1/1p1p1p1p/pP1PpP1P/P1P1P3/3KN3/8/8 w - - 0 1"},
     {GameKind::chess, "8/8/8/8/5kp1/P7/8/1K1N4 w - - 0 1"},
     {GameKind::chess, "2r2rk1/1bqnbpp1/1p1ppn1p/pP6/N1P1P3/P2B1N1P/1B2QPP1/R2R2K1 b - - 0 1"},
+    {GameKind::draughts,
+     "W:Wa1,a3,b2,c1,c3,d2,e1,e3,f2,g1,g3,h2:Ba7,b6,b8,c7,d6,d8,e7,f6,f8,g7,h6,h8"},
+    {GameKind::draughts, "W:Wc5,e5,d4,g3,d2,f2,a1,c1,e1,g1:Bf8,h8,a7,c7,e7,g7,b6,h6,a5,g5"},
+    {GameKind::draughts,
+     "B:Wb4,d4,f4,a3,e3,g3,b2,d2,f2,a1,e1,g1:Bb8,d8,f8,h8,a7,c7,e7,b6,h6,c5,g5,h4"},
+    {GameKind::draughts, "W:Wa5,d4,f4,a3,c3,e3,h2,c1:Bb8,a7,c7,b6,f6,h6,c5,g5"},
+    {GameKind::draughts, "W:WKa1,c3,e3:BKh8,d6,f6"},
 };
+
+// Draughts branches less: its positions go this many plies deeper.
+constexpr int kDraughtsExtraDepth = 4;
 
 struct BenchOptions {
   int depth = 11;
@@ -60,7 +70,7 @@ int run_bench(const BenchOptions& o) {
     engine::AnalysisRequest req;
     req.game = bp.game;
     req.fen = bp.fen;
-    req.limits.depth = o.depth;
+    req.limits.depth = o.depth + (bp.game == GameKind::draughts ? kDraughtsExtraDepth : 0);
     engine::Result result;
     auto h = service->analyze(req, {nullptr, [&](const engine::Result& r) { result = r; }});
     if (!h) {

@@ -1,5 +1,7 @@
 #include "draughts/notation.h"
 
+#include <optional>
+
 #include <algorithm>
 #include <charconv>
 
@@ -193,7 +195,16 @@ Expected<Move, MoveParseError> parse_move(const Position& pos, std::string_view 
     for (Move m : legal)
       if (!m.is_capture() && m.from == from && m.to == to) return m;
   }
-  // A capture: every move with a path from `from` to `to` through the given
+  // A capture written with every landing square, as to_string() writes it,
+  // is that path even where a shorthand would fit other moves too (a king's
+  // single capture c3:h8 beside a four-piece capture also ending on h8).
+  const std::vector<Square> landings(sq.begin() + 1, sq.end());
+  std::optional<Move> exact;
+  for_each_capture_path(pos, [&](Move m, const std::vector<Square>& path) {
+    if (!exact && m.from == from && path == landings) exact = m;
+  });
+  if (exact) return *exact;
+  // Otherwise every move with a path from `from` to `to` through the given
   // intermediate squares, in order.
   const std::vector<Square> via(sq.begin() + 1, sq.end() - 1);
   std::vector<Move> found;

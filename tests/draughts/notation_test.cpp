@@ -141,4 +141,17 @@ TEST(DraughtsNotation, EveryLegalMoveRoundTrips) {
 }
 
 }  // namespace
+TEST(DraughtsNotation, AFullPathIsExactEvenWhenAShorthandIsAmbiguous) {
+  // Found by draughts_fen_fuzz: the king on c3 can take g7 alone (c3:h8) or
+  // four pieces ending on h8 too (c3:a5:d8:f6:h8).
+  const Position pos = *Position::from_fen("B:Wa7,b4,c7,e7,g7:BKc3");
+  const auto single = parse_move(pos, "c3:h8");
+  ASSERT_TRUE(single) << single.error().message;
+  EXPECT_EQ(popcount(single->captured), 1);
+  const auto four = parse_move(pos, "c3:a5:d8:f6:h8");
+  ASSERT_TRUE(four);
+  EXPECT_EQ(popcount(four->captured), 4);
+  for (Move m : MoveList(pos)) EXPECT_EQ(parse_move(pos, to_string(pos, m)).value(), m);
+}
+
 }  // namespace kibitz::draughts

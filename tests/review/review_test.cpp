@@ -121,6 +121,26 @@ TEST(Review, AnnotatedRecordReadsBackWithTheSameEvaluations) {
   EXPECT_EQ(*(*again)[0].tag("White"), "A");
 }
 
+TEST(Review, DraughtsMoveThatAllowsAShotIsABlunder) {
+  // 1...b6-c5?? allows 2.c3-b4! a5:c3 3.d2:b4:d6, two men for one.
+  const char* pdn =
+      "[GameType \"25\"]\n[FEN \"B:Wa3,c3,d2,e1,g1:Ba5,b6,f8,h8\"]\n"
+      "1... b6-c5 2. c3-b4 a5:c3 3. d2:b4:d6 h8-g7 *";
+  auto r = run_review(pdn, GameKind::draughts, 8);
+  ASSERT_TRUE(r) << r.error().message;
+  ASSERT_EQ(r->plies.size(), 5u);
+  EXPECT_FALSE(r->plies[0].white);
+  EXPECT_EQ(r->plies[0].move, "b6-c5");
+  EXPECT_EQ(r->plies[0].judgment, Judgment::blunder);
+  EXPECT_EQ(r->plies[1].judgment, Judgment::none) << "the shot itself is the best move";
+  EXPECT_EQ(r->black.blunders, 1);
+  auto again = record::read(r->annotated);
+  ASSERT_TRUE(again) << r->annotated;
+  EXPECT_EQ((*again)[0].main.moves[0].move, "b6-c5");
+  EXPECT_EQ((*again)[0].main.moves[0].nags, std::vector<int>{4});
+  EXPECT_NE(r->annotated.find("1... b6-c5 $4"), std::string::npos) << r->annotated;
+}
+
 TEST(Review, BadRecordsAreErrorsNamingThePly) {
   auto r = run_review("1. e4 e5 2. Ke3 *", GameKind::chess, 2);
   ASSERT_FALSE(r);
