@@ -106,7 +106,7 @@ class Reader {
       if (peek() != ']') return error(name, "tag " + name + ": expected ']'");
       ++i_;
       if (value.size() > 4096) return error(name, "tag " + name + ": value too long");
-      g.tags.push_back({std::move(name), std::move(value)});
+      g.set_tag(name, std::move(value));  // a repeated tag: the last value counts
       if (g.tags.size() > 256) return error("", "more than 256 tags");
     }
   }
@@ -128,25 +128,18 @@ class Reader {
       skip_to_eol();
       out = std::string(s_.substr(start, i_ - start));
     }
-    // A comment wrapped over lines means spaces: fold each run of white
-    // space that holds a line break into one space, and trim the ends.
+    // Comments are free text, and writers wrap them over lines: each run of
+    // white space (line breaks included) reads as one space, ends trimmed.
     std::string folded;
-    for (size_t k = 0; k < out.size();) {
-      if (std::isspace(static_cast<unsigned char>(out[k]))) {
-        size_t e = k;
-        bool newline = false;
-        while (e < out.size() && std::isspace(static_cast<unsigned char>(out[e])))
-          newline |= out[e++] == '\n';
-        folded += newline ? std::string(" ") : out.substr(k, e - k);
-        k = e;
+    for (char ch : out) {
+      if (std::isspace(static_cast<unsigned char>(ch))) {
+        if (!folded.empty() && folded.back() != ' ') folded += ' ';
       } else {
-        folded += out[k++];
+        folded += ch;
       }
     }
+    if (!folded.empty() && folded.back() == ' ') folded.pop_back();
     out = std::move(folded);
-    const auto not_space = [](char c) { return !std::isspace(static_cast<unsigned char>(c)); };
-    out.erase(out.begin(), std::find_if(out.begin(), out.end(), not_space));
-    out.erase(std::find_if(out.rbegin(), out.rend(), not_space).base(), out.end());
     return std::nullopt;
   }
 
@@ -206,15 +199,17 @@ class Reader {
       const size_t start = i_;
       while (!at_end() && is_symbol_char(s_[i_])) ++i_;
       std::string_view tok = s_.substr(start, i_ - start);
-      // Move numbers: "12." or "12..." possibly glued to the move ("12.e4").
-      size_t digits = 0;
-      while (digits < tok.size() && std::isdigit(static_cast<unsigned char>(tok[digits]))) ++digits;
-      if (digits > 0 && digits < tok.size() && tok[digits] == '.') {
-        size_t dots = digits;
-        while (dots < tok.size() && tok[dots] == '.') ++dots;
-        tok.remove_prefix(dots);
-        if (tok.empty()) continue;
+      // Move numbers: "12." or "12..." possibly glued to the move ("12.e4"),
+      // or to each other.
+      for (;;) {
+        size_t digits = 0;
+        while (digits < tok.size() && std::isdigit(static_cast<unsigned char>(tok[digits])))
+          ++digits;
+        if (digits == 0 || digits == tok.size() || tok[digits] != '.') break;
+        while (digits < tok.size() && tok[digits] == '.') ++digits;
+        tok.remove_prefix(digits);
       }
+      if (tok.empty()) continue;
       if (is_result(tok)) {
         if (depth > 0) return error(std::string(tok), "a result inside a variation");
         result = std::string(tok);
@@ -232,6 +227,11 @@ class Reader {
         continue;
       }
       if (move.size() > 32) return error(std::string(move.substr(0, 32)), "a move token too long");
+      if (is_result(move)) return error(std::string(tok), "a result cannot carry an annotation");
+      // SAN and PDN moves start with a letter or a digit ('%' would even
+      // start an escape line when a writer wraps there).
+      if (!std::isalnum(static_cast<unsigned char>(move[0])))
+        return error(std::string(tok), "not a move");
       if (depth == 0) {
         if (size_t(ply_) >= o_.max_plies)
           return error(std::string(move), "more than " + std::to_string(o_.max_plies) + " plies");
@@ -267,10 +267,18 @@ class Writer {
     line_ += t;
   }
   // A comment may contain spaces: wrap it as words, inside one pair of braces.
-  void comment(const std::string& c) {
+  void comment(const std::string& raw) {
+    std::string c = raw;
+    std::replace_if(
+        c.begin(), c.end(), [](char ch) { return ch == '\n' || ch == '\r'; }, ' ');
+    if (c.find('}') != std::string::npos) {
+      // A brace would end a {comment} early: such text goes to the end of
+      // the line as a ;comment.
+      token(";" + c);
+      flush();
+      return;
+    }
     std::string text = "{" + c + "}";
-    // A brace inside would end the comment early.
-    std::replace(text.begin() + 1, text.end() - 1, '}', ')');
     if (text.size() <= 24) return token(text);  // short ones ({[%eval 0.34]}) stay whole
     size_t i = 0;
     while (i < text.size()) {
@@ -285,11 +293,12 @@ class Writer {
     return out_;
   }
 
- private:
   void flush() {
     out_ += line_ + "\n";
     line_.clear();
   }
+
+ private:
   std::string out_, line_;
 };
 

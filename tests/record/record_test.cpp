@@ -112,11 +112,13 @@ TEST(Record, ReadsPdn) {
   EXPECT_EQ((*games)[1].result, "1-1");
 }
 
-TEST(Record, CommentsWrappedOverLinesReadAsSpaces) {
-  auto games = read("1. e4 {a long\n   comment\n} e5 {keeps  double spaces} *");
+TEST(Record, WhiteSpaceInCommentsReadsAsSingleSpaces) {
+  // Writers wrap comments over lines (CRLF too), so a run of white space is
+  // one space: what is written reads back the same.
+  auto games = read("1. e4 {a long\r\n   comment\n} e5 {tabs\tand  doubles } *");
   ASSERT_TRUE(games);
   EXPECT_EQ((*games)[0].main.moves[0].comments[0], "a long comment");
-  EXPECT_EQ((*games)[0].main.moves[1].comments[0], "keeps  double spaces");
+  EXPECT_EQ((*games)[0].main.moves[1].comments[0], "tabs and doubles");
 }
 
 TEST(Record, SkipsVariationsWhenAsked) {
@@ -147,6 +149,39 @@ TEST(Record, ErrorsNameGamePlyAndToken) {
   e = err("1. e4 e5 2. Nf3?!? *");
   EXPECT_EQ(e.token, "Nf3?!?");
   EXPECT_EQ(e.ply, 3);
+}
+
+TEST(Record, AResultWithAnAnnotationIsAnError) {
+  // Found by record_read_fuzz: "1-0!" used to read as a move named 1-0.
+  const auto e = read("1. e4 1-0!").error();
+  EXPECT_EQ(e.token, "1-0!");
+  EXPECT_EQ(e.ply, 1);
+}
+
+TEST(Record, CommentsWithABraceAreWrittenToTheEndOfTheLine) {
+  // Found by record_read_fuzz: "{" + text + "}" cannot hold a '}'.
+  auto games = read("1. e4 ; a } brace\ne5 *");
+  ASSERT_TRUE(games);
+  const std::string text = write((*games)[0]);
+  auto again = read(text);
+  ASSERT_TRUE(again) << text;
+  EXPECT_EQ((*again)[0].main.moves[0].comments[0], "a } brace") << text;
+  EXPECT_EQ((*again)[0].main.moves[1].move, "e5");
+}
+
+TEST(Record, MovesStartWithALetterOrADigit) {
+  // Found by record_read_fuzz: "%01" wrapped to the start of a line reads as
+  // an escape line.
+  EXPECT_EQ(read("1. e4 %01 *").error().token, "%01");
+  EXPECT_EQ(read("1. e4 -e5 *").error().token, "-e5");
+  EXPECT_TRUE(read("1. 22-18 11-15 *"));
+}
+
+TEST(Record, ARepeatedTagKeepsItsLastValue) {
+  auto games = read("[Event \"a\"]\n[Event \"b\"]\n1. e4 *");
+  ASSERT_TRUE(games);
+  EXPECT_EQ((*games)[0].tags.size(), 1u);
+  EXPECT_EQ(*(*games)[0].tag("Event"), "b");
 }
 
 TEST(Record, EnforcesLimits) {

@@ -1,0 +1,52 @@
+// PGN/PDN record reader: any text either fails with a located error or reads
+// to games that write back to text reading to the same games.
+#include <cstdint>
+#include <cstdlib>
+#include <string_view>
+
+#include "record/record.h"
+
+using namespace kibitz::record;
+
+namespace {
+
+bool same(const Variation& a, const Variation& b);
+bool same(const Node& a, const Node& b) {
+  if (a.move != b.move || a.nags != b.nags || a.comments != b.comments ||
+      a.variations.size() != b.variations.size())
+    return false;
+  for (size_t i = 0; i < a.variations.size(); ++i)
+    if (!same(a.variations[i], b.variations[i])) return false;
+  return true;
+}
+bool same(const Variation& a, const Variation& b) {
+  if (a.comments != b.comments || a.moves.size() != b.moves.size()) return false;
+  for (size_t i = 0; i < a.moves.size(); ++i)
+    if (!same(a.moves[i], b.moves[i])) return false;
+  return true;
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  if (size > 8192) return 0;
+  ReadOptions o;
+  o.max_games = 8;
+  o.max_plies = 200;
+  o.max_depth = 8;
+  auto games = read(std::string_view(reinterpret_cast<const char*>(data), size), o);
+  if (!games) {
+    if (games.error().message.empty() || games.error().game < 0 || games.error().ply < 0)
+      std::abort();
+    return 0;
+  }
+  for (const Game& g : *games) {
+    const std::string text = write(g);
+    auto again = read(text, o);
+    if (!again || again->size() != 1) std::abort();
+    const Game& h = (*again)[0];
+    if (!same(g.main, h.main) || (g.result.empty() ? "*" : g.result) != h.result) std::abort();
+    if (g.tags.size() != h.tags.size()) std::abort();
+  }
+  return 0;
+}
