@@ -1,0 +1,52 @@
+// The server's settings: embedded defaults (config/kibitz.json, compiled in),
+// then an optional file, then KIBITZ_* environment variables.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "common/expected.h"
+
+namespace kibitz::server {
+
+struct Config {
+  std::string address = "127.0.0.1";
+  int port = 8080;
+  int io_threads = 2;
+  int search_threads = 0;  // 0: all hardware threads
+  size_t hash_mib_chess = 64, hash_mib_draughts = 64;
+  size_t queue_size = 64;  // queued analyses before 429 queue_full
+  // caps on what a client controls
+  size_t max_body_bytes = 1 << 20;  // 413 payload_too_large
+  size_t max_header_bytes = 16384;
+  int max_json_depth = 32;
+  size_t max_moves = 1000;  // length of "moves"
+  int max_depth = 64;
+  uint64_t max_nodes = 100'000'000;
+  int64_t max_movetime_ms = 60'000;
+  int64_t default_movetime_ms = 2'000;  // when no limit given
+  int max_multipv = 5;
+  int max_threads_per_job = 0;  // 0: search_threads
+  int max_perft_depth_chess = 6, max_perft_depth_draughts = 10;
+  size_t ws_max_message_bytes = 65536;
+  int ws_messages_per_second = 20;
+  int ws_max_searches_per_connection = 4;
+  int read_timeout_ms = 10'000, idle_timeout_ms = 120'000;
+  int64_t job_deadline_ms = 600'000;
+  int job_retention_s = 600;
+  size_t max_jobs = 1000;
+  size_t cache_entries = 4096;
+  std::string web_root;  // "": <dir of the executable>/web, if it exists
+  std::string log_level = "info";
+  nlohmann::json access = nlohmann::json::object();  // decoded by server/access
+};
+
+// Embedded defaults = config/kibitz.json (JSON with // comments, compiled in).
+// path "" = embedded defaults only. Then KIBITZ_<UPPER_NAME> env vars override
+// (KIBITZ_PORT, KIBITZ_ADDRESS, KIBITZ_SEARCH_THREADS ...). Errors name the key.
+Expected<Config, std::string> load_config(const std::string& path);
+nlohmann::json to_json(const Config&);
+
+}  // namespace kibitz::server
