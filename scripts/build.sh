@@ -12,3 +12,6 @@ elif [ $# -gt 0 ]; then
   cmake -S . -B "$build_dir" "$@"
 fi
 cmake --build "$build_dir" --parallel "$(nproc)"
+# The analysis board page, served from <dir of kibitz>/web; needs npm at build time only.
+if command -v npm >/dev/null; then scripts/build-web.sh "$build_dir/web"
+else echo "build.sh: npm not found, building without the web page" >&2; fi
