@@ -55,11 +55,14 @@ export function renderAnalysis(result, {game, number, whiteToMove, onPlayLine}) 
     moves.className = "pv"
     const shown = game === "chess" && line.san && line.san.length ? line.san : line.moves || []
     for (const part of numbered(shown, number, whiteToMove)) {
+      // Spaces as text, so the line reads (and copies) as "1. e4 e5 2. Nf3".
+      if (moves.childNodes.length) moves.appendChild(document.createTextNode(" "))
       if (part.prefix) {
         const n = document.createElement("span")
         n.className = "pv-number"
         n.textContent = part.prefix
         moves.appendChild(n)
+        if (part.prefix.endsWith(".")) moves.appendChild(document.createTextNode(" "))
       }
       const b = document.createElement("button")
       b.type = "button"

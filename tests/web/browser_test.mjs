@@ -1,0 +1,278 @@
+// Browser test of the analysis board page: a real Kibitz serving the built
+// page, Debian's chromium driven by playwright-core, a person's steps.
+//
+//   node browser_test.mjs <kibitz binary> [web root] [artifacts dir]
+//
+// Defaults: web root <dir of kibitz>/web, artifacts <dir of kibitz>/artifacts/web.
+// Env: KIBITZ_BIN, KIBITZ_WEB_ROOT, KIBITZ_ARTIFACTS, CHROMIUM (default /usr/bin/chromium).
+// Screenshots of the chess and draughts analysis views at desktop and phone
+// sizes land in the artifacts dir. Prints "N passed, N failed" last.
+
+import {spawn} from "node:child_process"
+import {mkdirSync, existsSync} from "node:fs"
+import path from "node:path"
+import {chromium} from "playwright-core"
+
+const bin = path.resolve(process.argv[2] || process.env.KIBITZ_BIN || "build/kibitz")
+const webRoot = path.resolve(process.argv[3] || process.env.KIBITZ_WEB_ROOT || path.join(path.dirname(bin), "web"))
+const artifacts = path.resolve(process.argv[4] || process.env.KIBITZ_ARTIFACTS || path.join(path.dirname(bin), "artifacts", "web"))
+const chromiumPath = process.env.CHROMIUM || "/usr/bin/chromium"
+// Generous: the machine is small and shared; nothing here measures speed.
+const WAIT = 30000
+
+let passed = 0
+let failed = 0
+const results = []
+
+function check(name, ok, detail = "") {
+  if (ok) passed++
+  else failed++
+  results.push(`${ok ? "ok  " : "FAIL"} ${name}${detail ? ` — ${detail}` : ""}`)
+  console.log(results[results.length - 1])
+  return ok
+}
+
+function fail(message) {
+  throw new Error(message)
+}
+
+// ---- the server ----------------------------------------------------------
+
+function startServer() {
+  return new Promise((resolve, reject) => {
+    const child = spawn(bin, ["serve", "--port", "0", "--web-root", webRoot], {stdio: ["ignore", "pipe", "pipe"]})
+    let output = ""
+    const timer = setTimeout(() => reject(new Error(`kibitz did not say where it listens:\n${output}`)), WAIT)
+    const onData = (chunk) => {
+      output += chunk.toString()
+      const m = output.match(/listening on ([\d.]+):(\d+)/)
+      if (m) {
+        clearTimeout(timer)
+        resolve({child, url: `http://${m[1]}:${m[2]}/`, log: () => output})
+      }
+    }
+    child.stdout.on("data", onData)
+    child.stderr.on("data", (c) => {
+      output += c.toString()
+      onData("")
+    })
+    child.on("exit", (code) => {
+      clearTimeout(timer)
+      reject(new Error(`kibitz exited with ${code}:\n${output}`))
+    })
+  })
+}
+
+// ---- page helpers --------------------------------------------------------
+
+async function openPage(browser, url, viewport, mobile) {
+  const context = await browser.newContext({viewport, isMobile: mobile, hasTouch: mobile, deviceScaleFactor: 1})
+  const page = await context.newPage()
+  page.errors = []
+  page.on("pageerror", (e) => page.errors.push(e.message))
+  page.on("console", (m) => {
+    if (m.type() === "error") page.errors.push(m.text())
+  })
+  await page.goto(url)
+  await page.waitForSelector("#conn.up", {timeout: WAIT})
+  return page
+}
+
+const depthOf = (page) => page.$eval("#depth", (e) => Number(e.dataset.depth || 0))
+const lineCount = (page) => page.$$eval("#lines li", (l) => l.length)
+const lineTexts = (page) => page.$$eval("#lines li .pv", (l) => l.map((e) => e.textContent.trim()))
+const currentMove = (page) => page.$eval("#moves", (e) => {
+  const c = e.querySelector(".move.current")
+  return c ? c.textContent.trim() : ""
+})
+// "1… e5 2. Nf3" -> "e5"
+const firstMove = (line) => line.replace(/^\d+(\.|…)\s*/, "").split(/\s+/)[0]
+const moveCount = (page) => page.$$eval("#moves .move[data-ply]", (l) => l.length)
+
+// Waits for at least `count` lines whose moves match `pattern`, then for the
+// depth to grow past what it was when they appeared.
+async function waitForDeepeningAnalysis(page, {count = 1, pattern}) {
+  await page.waitForFunction(
+    ([n, source]) => {
+      const lines = [...document.querySelectorAll("#lines li .pv")]
+      return lines.length >= n && lines.slice(0, n).every((l) => new RegExp(source).test(l.textContent.trim()))
+    },
+    [count, pattern.source],
+    {timeout: WAIT},
+  )
+  const first = await depthOf(page)
+  await page.waitForFunction((d) => Number(document.querySelector("#depth").dataset.depth || 0) > d, first, {timeout: WAIT})
+  return {first, later: await depthOf(page)}
+}
+
+async function clickSquare(page, game, square) {
+  const selector = game === "chess"
+    ? `#board .cm-chessboard rect.square[data-square="${square}"]`
+    : `#board .draughts-board [data-square="${square}"]:is(.piece, .target)`
+  await page.click(selector)
+}
+
+async function screenshot(page, name) {
+  const file = path.join(artifacts, name)
+  await page.screenshot({path: file})
+  console.log(`     screenshot ${file}`)
+}
+
+// ---- the steps -----------------------------------------------------------
+
+const SAN = /^1…\s*[a-hNBRQKO]/  // Black's reply after 1. e4, numbered "1…"
+const PDN = /^1…\s*[a-h][1-8][-:][a-h][1-8]/
+
+async function chessSteps(page, size) {
+  await page.waitForSelector("#board .cm-chessboard rect.square[data-square='e2']", {timeout: WAIT})
+  await clickSquare(page, "chess", "e2")
+  await clickSquare(page, "chess", "e4")
+  await page.waitForFunction(() => document.querySelector("#moves .move.current")?.textContent.trim() === "e4", null, {timeout: WAIT})
+  check(`${size}: 1. e4 played by clicking`, (await currentMove(page)) === "e4")
+  const piece = await page.$("#board .cm-chessboard .pieces g[data-square='e4']")
+  check(`${size}: the pawn stands on e4`, piece !== null)
+  const {first, later} = await waitForDeepeningAnalysis(page, {pattern: SAN})
+  check(`${size}: an analysis line appears and deepens`, later > first, `depth ${first} -> ${later}; ${(await lineTexts(page))[0]}`)
+}
+
+async function draughtsSteps(page, size) {
+  await page.selectOption("#game", "draughts")
+  await page.waitForSelector("#board .draughts-board .piece[data-square='c3']", {timeout: WAIT})
+  await page.waitForFunction(() => document.querySelector("#fen").value.startsWith("W:"), null, {timeout: WAIT})
+  await clickSquare(page, "draughts", "c3")
+  await page.waitForSelector("#board .draughts-board .target[data-square='d4']", {timeout: WAIT})
+  await clickSquare(page, "draughts", "d4")
+  await page.waitForFunction(() => document.querySelector("#moves .move.current")?.textContent.trim() === "c3-d4", null, {timeout: WAIT})
+  check(`${size}: c3-d4 played by clicking`, (await currentMove(page)) === "c3-d4")
+  check(`${size}: a white man stands on d4`,
+    (await page.$("#board .draughts-board .piece.white[data-square='d4']")) !== null &&
+    (await page.$("#board .draughts-board .piece[data-square='c3']")) === null)
+  const {first, later} = await waitForDeepeningAnalysis(page, {pattern: PDN})
+  check(`${size}: draughts analysis appears and deepens`, later > first, `depth ${first} -> ${later}; ${(await lineTexts(page))[0]}`)
+}
+
+async function desktop(browser, url) {
+  const page = await openPage(browser, url, {width: 1280, height: 800}, false)
+  await chessSteps(page, "desktop")
+
+  // Back and forward with the keyboard; going back analyses the start position.
+  await page.keyboard.press("ArrowLeft")
+  await page.waitForFunction(() => !document.querySelector("#moves .move.current"), null, {timeout: WAIT})
+  await waitForDeepeningAnalysis(page, {pattern: /^1\.\s*[a-hNBRQKO]/})
+  check("desktop: ← goes back to the start and analyses it", (await lineTexts(page))[0].startsWith("1."))
+  await page.keyboard.press("ArrowRight")
+  await page.waitForFunction(() => document.querySelector("#moves .move.current")?.textContent.trim() === "e4", null, {timeout: WAIT})
+  await waitForDeepeningAnalysis(page, {pattern: SAN})
+  check("desktop: → goes forward to 1. e4 again", (await currentMove(page)) === "e4")
+
+  await page.selectOption("#multipv", "3")
+  await waitForDeepeningAnalysis(page, {count: 3, pattern: SAN})
+  const lines = await lineTexts(page)
+  const firstMoves = lines.map(firstMove)
+  check("desktop: MultiPV 3 shows three lines", lines.length === 3 && new Set(firstMoves).size === 3, firstMoves.join(" | "))
+  // Let it settle a little deeper for a picture worth looking at.
+  await page.waitForFunction(() => Number(document.querySelector("#depth").dataset.depth || 0) >= 10, null, {timeout: WAIT})
+  await screenshot(page, "chess-desktop.png")
+
+  await page.click("#best")
+  await page.waitForFunction(() => document.querySelectorAll("#moves .move[data-ply]").length === 2, null, {timeout: WAIT})
+  check("desktop: play best move adds Black's reply", (await moveCount(page)) === 2, await currentMove(page))
+
+  await draughtsSteps(page, "desktop")
+  await page.waitForFunction(() => Number(document.querySelector("#depth").dataset.depth || 0) >= 8, null, {timeout: WAIT})
+  await screenshot(page, "draughts-desktop.png")
+
+  // A bad FEN: the server's invalid_fen message, in plain words.
+  await page.selectOption("#game", "chess")
+  await page.waitForSelector("#board .cm-chessboard", {timeout: WAIT})
+  await page.fill("#fen", "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBN w KQkq - 0 1")
+  await page.click("#fen-form button[type=submit]")
+  await page.waitForSelector("#error:not([hidden])", {timeout: WAIT})
+  const error = await page.textContent("#error-text")
+  check("desktop: a bad FEN shows the server's error in plain words", /^That position is not valid: \S/.test(error), error)
+  await screenshot(page, "bad-fen-desktop.png")
+
+  await review(page)
+  check("desktop: no script errors on the page", page.errors.length === 0, page.errors.join(" | "))
+  await page.context().close()
+}
+
+// A scholar's mate: 3...Nf6?? walks into mate, the review must say so.
+const SCHOLARS_MATE = `[Event "Review test"]
+[White "A"]
+[Black "B"]
+[Result "1-0"]
+
+1. e4 e5 2. Bc4 Nc6 3. Qh5 Nf6 4. Qxf7# 1-0
+`
+
+async function review(page) {
+  await page.click("#error-close")
+  await page.fill("#record", SCHOLARS_MATE)
+  await page.selectOption("#review-nodes", "20000")
+  await page.click("#review-run")
+  await page.waitForFunction(() => document.querySelectorAll("#moves .move[data-ply]").length === 7 &&
+    !document.querySelector("#review-summary").hidden, null, {timeout: 4 * WAIT})
+  const marks = await page.$$eval("#moves .move[data-ply]", (l) => l.map((e) => e.textContent.trim()))
+  check("review: the game is loaded into the move list", marks.length === 7 && marks[6].startsWith("Qxf7#"), marks.join(" "))
+  check("review: 3…Nf6 is marked as a blunder (??)", marks[5] === "Nf6??", marks[5])
+  // 1. e4 is a sound first move and 4. Qxf7# the engine's own best: never judged.
+  check("review: sound moves are not judged", [0, 6].every((i) => !/[?!]/.test(marks[i])), `${marks[0]} ${marks[6]}`)
+  const dots = await page.$$eval("#chart circle.chart-dot.blunder", (l) => l.length)
+  check("review: the evaluation chart marks the blunder", dots >= 1 && !(await page.$eval("#chart", (e) => e.hidden)))
+  await page.click("#moves .move[data-ply='6']")
+  await page.waitForSelector("#judgment-note:not([hidden])", {timeout: WAIT})
+  const note = await page.textContent("#judgment-note")
+  check("review: the blunder is explained at its ply", /Nf6\?\? is a blunder/.test(note), note)
+  await screenshot(page, "review-desktop.png")
+}
+
+async function phone(browser, url) {
+  const page = await openPage(browser, url, {width: 390, height: 844}, true)
+  await chessSteps(page, "phone")
+  await page.waitForFunction(() => Number(document.querySelector("#depth").dataset.depth || 0) >= 10, null, {timeout: WAIT})
+  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth)
+  check("phone: nothing sticks out sideways", overflow <= 0, `${overflow}px`)
+  await screenshot(page, "chess-phone.png")
+  await draughtsSteps(page, "phone")
+  await page.waitForFunction(() => Number(document.querySelector("#depth").dataset.depth || 0) >= 8, null, {timeout: WAIT})
+  await screenshot(page, "draughts-phone.png")
+  check("phone: no script errors on the page", page.errors.length === 0, page.errors.join(" | "))
+  await page.context().close()
+}
+
+// ---- main ----------------------------------------------------------------
+
+async function main() {
+  if (!existsSync(bin)) fail(`no kibitz binary at ${bin}`)
+  if (!existsSync(path.join(webRoot, "index.html"))) fail(`no built page at ${webRoot} (scripts/build-web.sh <dir>)`)
+  mkdirSync(artifacts, {recursive: true})
+  const server = await startServer()
+  console.log(`kibitz at ${server.url}, page from ${webRoot}`)
+  let browser
+  let page = null
+  try {
+    browser = await chromium.launch({executablePath: chromiumPath, headless: true, args: ["--no-sandbox"]})
+    const index = await fetch(server.url)
+    check("GET / serves the page as HTML", index.ok && /text\/html/.test(index.headers.get("content-type") || ""))
+    await desktop(browser, server.url)
+    await phone(browser, server.url)
+  } catch (e) {
+    check("test ran to the end", false, e.stack || String(e))
+    if (browser) {
+      for (const c of browser.contexts()) for (const p of c.pages()) page = p
+      if (page) await page.screenshot({path: path.join(artifacts, "failure.png")}).catch(() => {})
+    }
+  } finally {
+    if (browser) await browser.close()
+    server.child.kill("SIGTERM")
+  }
+  console.log(`\n${passed} passed, ${failed} failed`)
+  process.exitCode = failed === 0 && passed > 0 ? 0 : 1
+}
+
+main().catch((e) => {
+  console.error(e.stack || String(e))
+  console.log(`\n${passed} passed, ${failed + 1} failed`)
+  process.exitCode = 1
+})
