@@ -6,12 +6,12 @@
 #
 # Prints each target's executions and final coverage; exits non-zero on the
 # first crash, leak, sanitizer report or broken invariant (the reproducer is
-# left in build-fuzz/findings/).
+# left in build-fuzz/findings/). KIBITZ_FUZZ_BUILD_DIR picks another build dir.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-30}
 shift || true
-dir=build-fuzz
+dir=${KIBITZ_FUZZ_BUILD_DIR:-build-fuzz}
 if [ ! -f "$dir/CMakeCache.txt" ]; then
   CC=clang-14 CXX=clang++-14 cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DKIBITZ_SANITIZE=fuzzer -DKIBITZ_BMI2_VARIANT=OFF -DKIBITZ_BUILD_TESTS=OFF -DKIBITZ_BUILD_BENCH=OFF >/dev/null
@@ -24,7 +24,8 @@ cmake --build "$dir" --parallel "$(nproc)" --target "${targets[@]}"
 mkdir -p "$dir/findings"
 for t in "${targets[@]}"; do
   work=$(mktemp -d)
-  cp -r "fuzz/corpus/$t/." "$work/" 2>/dev/null || true
+  # Corpus and dictionary are named without the _fuzz suffix.
+  cp -r "fuzz/corpus/${t%_fuzz}/." "$work/"
   log="$dir/$t.log"
   dict=()
   [ -f "fuzz/dicts/${t%_fuzz}.dict" ] && dict=(-dict="fuzz/dicts/${t%_fuzz}.dict")
