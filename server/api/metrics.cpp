@@ -97,6 +97,7 @@ void Metrics::job_started() {
 void Metrics::job_dequeued() {
   std::lock_guard lock(impl_->mutex);
   --impl_->jobs_queued;
+  ++impl_->jobs_cancelled;
 }
 
 void Metrics::job_finished(bool cancelled, bool failed, uint64_t nodes) {

@@ -1,0 +1,59 @@
+// Jobs: work whose result is fetched later (POST /v1/jobs, POST
+// /v1/games/annotate). Finished jobs are kept for the retention time, then
+// forgotten.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <random>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include "engine/analysis.h"
+#include "server/api/api.h"
+#include "server/api/work.h"
+
+namespace kibitz::server {
+
+struct JobRecord {
+  std::string id, kind;  // kind: "analyze" or "annotate"
+  engine::Clock::time_point created;
+
+  mutable std::mutex mutex;
+  std::string status = "queued";  // queued, running, done, cancelled, failed
+  nlohmann::json progress = nullptr, result = nullptr, error = nullptr;
+  bool cancel_requested = false;
+  std::optional<engine::Clock::time_point> finished_at;
+  std::shared_ptr<Work> work;  // until it finishes
+
+  nlohmann::json to_json() const;
+  // A sink that records into this job.
+  static Sink sink_for(const std::shared_ptr<JobRecord>& job);
+};
+
+class JobStore {  // thread-safe
+ public:
+  JobStore(size_t max_jobs, std::chrono::seconds retention)
+      : max_jobs_(max_jobs), retention_(retention) {}
+
+  // A new job, or nullptr when max_jobs are kept already.
+  std::shared_ptr<JobRecord> create(std::string kind);
+  void remove(const std::string& id);  // a job that could not be queued
+  std::shared_ptr<JobRecord> find(std::string_view id);
+  std::vector<std::shared_ptr<JobRecord>> all();
+
+ private:
+  void purge(engine::Clock::time_point now);  // with mutex_ held
+
+  const size_t max_jobs_;
+  const std::chrono::seconds retention_;
+  std::mutex mutex_;
+  std::unordered_map<std::string, std::shared_ptr<JobRecord>> jobs_;
+  std::mt19937_64 random_{std::random_device{}()};
+};
+
+}  // namespace kibitz::server
