@@ -144,7 +144,7 @@ async function show(ply) {
   state.ply = ply
   state.fen = report.fen
   state.legal = normalizeLegal(report, state.game)
-  state.whiteToMove = report.white_to_move ?? sideOf(state.game, report.fen)
+  state.whiteToMove = report.side_to_move ? report.side_to_move === "white" : sideOf(state.game, report.fen)
   state.status = report.status || "ongoing"
   board.setPosition(report.fen, state.legal)
   const last = state.moves[ply - 1]
@@ -250,7 +250,7 @@ function restartAnalysis() {
 }
 
 // Results of a search that was already replaced may still arrive; those of
-// another position are dropped by their FEN.
+// another position or line count are dropped by their FEN and "multipv".
 function onLive(message) {
   if (message.type === "error") {
     showError(new ApiError(message.error && message.error.code, message.error && message.error.message))
@@ -259,6 +259,7 @@ function onLive(message) {
   }
   if (message.type !== "info" && message.type !== "bestmove") return
   if (message.fen && state.fen && message.fen !== state.fen) return
+  if (message.multipv && message.multipv !== state.multipv) return
   if (message.type === "info" || (message.lines && message.lines.length)) {
     state.result = message
     renderAnalysis(message, {

@@ -143,9 +143,10 @@ export class Review {
       head.appendChild(th)
     }
     for (const side of ["white", "black"]) {
-      const own = plies.filter((p, i) => (p.white != null ? p.white === (side === "white") : (i % 2 === 0) === (side === "white")))
-      const count = (j) => own.filter((p) => p.judgment === j).length
+      const own = plies.filter((p) => p.color === side)
       const player = (result.players && result.players[side]) || {}
+      const plural = {inaccuracy: "inaccuracies", mistake: "mistakes", blunder: "blunders"}
+      const count = (j) => player[plural[j]] ?? own.filter((p) => p.judgment === j).length
       const accuracy = player.accuracy != null ? `${Number(player.accuracy).toFixed(1)}%` : "–"
       const loss = player.average_loss ?? player.acpl ?? player.average_centipawn_loss
       const row = table.insertRow()
