@@ -25,6 +25,7 @@ int run(int argc, char** argv) {
   add(&add_bench_command);
   add(&add_uci_command);
   add(&add_annotate_command);
+  add(&add_analyze_command);
 
   try {
     app.parse(argc, argv);
