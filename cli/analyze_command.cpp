@@ -12,6 +12,7 @@
 #include "engine/service.h"
 #include "server/api/api.h"
 #include "server/api/config.h"
+#include "server/api/logging.h"
 
 namespace kibitz::cli {
 
@@ -31,6 +32,8 @@ int run_analyze(const AnalyzeOptions& o) {
     std::fprintf(stderr, "kibitz analyze: %s\n", config.error().c_str());
     return kUsageError;
   }
+  // Results on stdout, the log (one line per analysis) on stderr.
+  server::configure_logging(config->log_level == "info" ? "warn" : config->log_level);
   nlohmann::json request = {{"game", o.game}, {"pov", o.pov}, {"multipv", o.multipv}};
   if (!o.fen.empty()) request["fen"] = o.fen;
   if (!o.moves.empty()) request["moves"] = o.moves;
