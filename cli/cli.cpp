@@ -26,6 +26,7 @@ int run(int argc, char** argv) {
   add(&add_uci_command);
   add(&add_annotate_command);
   add(&add_analyze_command);
+  add(&add_serve_command);
 
   try {
     app.parse(argc, argv);

@@ -15,6 +15,7 @@ Action add_bench_command(CLI::App& app);
 Action add_uci_command(CLI::App& app);
 Action add_annotate_command(CLI::App& app);
 Action add_analyze_command(CLI::App& app);
+Action add_serve_command(CLI::App& app);
 
 // Exit status for bad arguments or bad input.
 constexpr int kUsageError = 2;

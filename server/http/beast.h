@@ -1,0 +1,51 @@
+// The Boost.Beast and Asio names the transport uses.
+#pragma once
+
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/beast/websocket.hpp>
+#include <memory>
+#include <utility>
+
+#include "context.h"
+
+namespace kibitz::server {
+
+namespace net = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace websocket = beast::websocket;
+using tcp = net::ip::tcp;
+
+// Runs fn(session) on the session's strand, if the session and the server
+// still exist. For callbacks from search threads and other foreign threads.
+template <class S, class Fn>
+void post_to(const std::weak_ptr<S>& weak, const std::shared_ptr<PostGate>& gate, Fn&& fn) {
+  gate->run([&] {
+    if (auto s = weak.lock()) {
+      auto executor = s->executor();
+      net::post(executor, [s = std::move(s), fn = std::forward<Fn>(fn)]() mutable { fn(*s); });
+    }
+  });
+}
+
+// JSON as sent on the wire. Invalid UTF-8 (echoed client input) is replaced,
+// never thrown about.
+inline std::string dump_json(const nlohmann::json& j) {
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+// A request target or header value made safe for one log line.
+inline std::string loggable(std::string_view s, size_t max = 200) {
+  std::string out;
+  out.reserve(std::min(s.size(), max));
+  for (char c : s.substr(0, max))
+    out.push_back(static_cast<unsigned char>(c) < 0x20 || c == 0x7f ? '?' : c);
+  if (s.size() > max) out += "...";
+  return out;
+}
+
+}  // namespace kibitz::server

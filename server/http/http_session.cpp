@@ -1,0 +1,520 @@
+#include "http_session.h"
+
+#include <spdlog/spdlog.h>
+
+#include <boost/asio/write.hpp>
+#include <boost/beast/http/file_body.hpp>
+
+#include "static_files.h"
+#include "ws_session.h"
+
+namespace kibitz::server {
+
+namespace {
+
+constexpr size_t kIdleReadChunk = 4096;
+
+bool wants_ndjson(const http::request<http::string_body>& req) {
+  const auto accept = req[http::field::accept];
+  return accept.find("application/x-ndjson") != beast::string_view::npos;
+}
+
+std::string_view sv(beast::string_view s) { return {s.data(), s.size()}; }
+
+}  // namespace
+
+HttpSession::HttpSession(tcp::socket&& socket, ServerContext& ctx)
+    : ctx_(ctx), stream_(std::move(socket)) {
+  beast::error_code ec;
+  const auto remote = stream_.socket().remote_endpoint(ec);
+  ip_ = ec ? "?" : remote.address().to_string();
+  stream_.socket().set_option(tcp::no_delay(true), ec);
+}
+
+HttpSession::~HttpSession() {
+  if (ex_.ticket) ex_.ticket->cancel();
+  ctx_.sessions.remove(this);
+}
+
+void HttpSession::start() {
+  ctx_.sessions.add(this, weak_from_this());
+  net::dispatch(stream_.get_executor(), [self = shared_from_this()] { self->read_request(); });
+}
+
+void HttpSession::shutdown() {
+  net::post(stream_.get_executor(), [self = shared_from_this()] {
+    self->stopping_ = true;
+    // Idle between requests: nothing is lost by closing now. Busy: the
+    // answer in progress goes out with "Connection: close".
+    if (!self->busy_) self->close();
+  });
+}
+
+void HttpSession::close() {
+  if (closed_) return;
+  closed_ = true;
+  beast::error_code ec;
+  stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
+  stream_.close();
+}
+
+// Between requests the connection may idle (idle_timeout_ms); once the first
+// byte of a request is here, the whole request must arrive within
+// read_timeout_ms, so a trickling client cannot hold the connection.
+void HttpSession::read_request() {
+  if (stopping_ || closed_) return close();
+  busy_ = false;
+  parser_.emplace();
+  parser_->header_limit(static_cast<std::uint32_t>(ctx_.config.max_header_bytes));
+  parser_->body_limit(ctx_.config.max_body_bytes);
+  if (buffer_.size() > 0) return read_header();
+  stream_.expires_after(std::chrono::milliseconds(seq_ == 0 ? ctx_.config.read_timeout_ms
+                                                            : ctx_.config.idle_timeout_ms));
+  stream_.async_read_some(buffer_.prepare(kIdleReadChunk),
+                          [self = shared_from_this()](beast::error_code ec, size_t n) {
+                            if (ec) return self->fail_read(ec);
+                            self->buffer_.commit(n);
+                            self->read_header();
+                          });
+}
+
+void HttpSession::read_header() {
+  busy_ = true;
+  stream_.expires_after(std::chrono::milliseconds(ctx_.config.read_timeout_ms));
+  http::async_read_header(
+      stream_, buffer_, *parser_,
+      [self = shared_from_this()](beast::error_code ec, size_t) { self->on_header(ec); });
+}
+
+void HttpSession::on_header(beast::error_code ec) {
+  if (ec) return fail_read(ec);
+  auto& req = parser_->get();
+  // Refuse an announced oversized body before reading any of it.
+  if (const auto length = parser_->content_length();
+      length && *length > ctx_.config.max_body_bytes) {
+    return fail_read(http::error::body_limit);
+  }
+  if (beast::iequals(req[http::field::expect], "100-continue")) {
+    auto text = std::make_shared<std::string>("HTTP/1.1 100 Continue\r\n\r\n");
+    net::async_write(stream_, net::buffer(*text),
+                     [self = shared_from_this(), text](beast::error_code wec, size_t) {
+                       if (wec) return self->close();
+                       self->read_body();
+                     });
+    return;
+  }
+  read_body();
+}
+
+void HttpSession::read_body() {
+  http::async_read(
+      stream_, buffer_, *parser_,
+      [self = shared_from_this()](beast::error_code ec, size_t) { self->on_body(ec); });
+}
+
+void HttpSession::on_body(beast::error_code ec) {
+  if (ec) return fail_read(ec);
+  stream_.expires_never();
+  handle(parser_->release());
+}
+
+void HttpSession::fail_read(beast::error_code ec) {
+  // A peer that hangs up or times out between requests is the normal end.
+  if (ec == http::error::end_of_stream || ec == net::error::operation_aborted ||
+      ec == beast::error::timeout || ec == net::error::eof || ec == net::error::connection_reset ||
+      closed_) {
+    return close();
+  }
+  // Errors in a request we can still answer; the connection closes after.
+  ++seq_;
+  ex_ = Exchange{};
+  ex_.seq = seq_;
+  ex_.start = SteadyClock::now();
+  ex_.method = parser_ && parser_->is_header_done()
+                   ? std::string(sv(parser_->get().method_string()))
+                   : std::string("?");
+  ex_.target = parser_ && parser_->is_header_done() ? std::string(sv(parser_->get().target()))
+                                                    : std::string("?");
+  ex_.keep_alive = false;
+  busy_ = true;
+  if (ec == http::error::body_limit) {
+    return reply_error(
+        413, "payload_too_large",
+        "request body exceeds " + std::to_string(ctx_.config.max_body_bytes) + " bytes");
+  }
+  if (ec == http::error::header_limit) {
+    return reply_error(
+        413, "payload_too_large",
+        "request headers exceed " + std::to_string(ctx_.config.max_header_bytes) + " bytes");
+  }
+  reply_error(400, "invalid_request", "malformed HTTP request: " + ec.message());
+}
+
+void HttpSession::handle(Request&& req) {
+  ++seq_;
+  ex_ = Exchange{};
+  ex_.seq = seq_;
+  ex_.start = SteadyClock::now();
+  ex_.method = std::string(sv(req.method_string()));
+  ex_.target = std::string(sv(req.target()));
+  ex_.version = req.version();
+  ex_.keep_alive = req.keep_alive() && !stopping_;
+  // route.id points into ex_.target, which lives as long as the exchange.
+  ex_.route = match_route(ex_.method, target_path(ex_.target));
+  if (ex_.route.route == Route::ws && websocket::is_upgrade(req) && ex_.method == "GET") {
+    if (!check_access(req)) return;
+    return upgrade(std::move(req));
+  }
+  dispatch_route(req);
+}
+
+bool HttpSession::check_access(const Request& req) {
+#if KIBITZ_HAVE_ACCESS
+  if (!ctx_.access || ex_.route.scope.empty()) return true;
+  AccessRequest ar;
+  ar.scope = ex_.route.scope;
+  ar.method = ex_.method;
+  ar.authorization = sv(req[http::field::authorization]);
+  ar.origin = sv(req[http::field::origin]);
+  ar.host = sv(req[http::field::host]);
+  ar.ip = ip_;
+  ar.access_token = query_param(target_query(ex_.target), "access_token");
+  AccessDecision d = ctx_.access->check(ar);
+  ex_.extra = std::move(d.headers);
+  ex_.key_id = std::move(d.key_id);
+  if (d.allowed) return true;
+  Headers headers;
+  if (d.retry_after_s > 0) headers.emplace_back("Retry-After", std::to_string(d.retry_after_s));
+  reply_error(d.status ? d.status : 403, d.code.empty() ? "forbidden" : d.code, d.message,
+              std::move(headers));
+  return false;
+#else
+  (void)req;
+  return true;
+#endif
+}
+
+void HttpSession::dispatch_route(Request& req) {
+  const RouteMatch& route = ex_.route;
+  if (ex_.method == "OPTIONS" && route.route != Route::not_found) {
+    http::response<http::empty_body> res{http::status::no_content, ex_.version};
+#if KIBITZ_HAVE_ACCESS
+    if (ctx_.access) {
+      AccessRequest ar;
+      ar.scope = route.scope.empty() ? std::string_view("info") : route.scope;
+      ar.method = ex_.method;
+      ar.origin = sv(req[http::field::origin]);
+      ar.host = sv(req[http::field::host]);
+      ar.ip = ip_;
+      ex_.extra = ctx_.access->preflight(ar).headers;
+    }
+#endif
+    res.set(http::field::allow, route.allow);
+    return send(std::move(res));
+  }
+  if (route.route == Route::not_found)
+    return reply_error(404, "not_found",
+                       "no such endpoint: " + std::string(target_path(ex_.target)));
+  if (!route.method_allowed) {
+    return reply_error(405, "method_not_allowed",
+                       ex_.method + " is not allowed on " + std::string(route.name),
+                       {{"Allow", std::string(route.allow)}});
+  }
+  if (!check_access(req)) return;
+
+  Api& api = ctx_.api;
+  const auto parse = [&]() -> std::optional<nlohmann::json> {
+    auto body = parse_body(req.body(), ctx_.config);
+    if (!body) {
+      reply(body.error());
+      return std::nullopt;
+    }
+    return std::move(*body);
+  };
+  const auto deliver = [weak = weak_from_this(), gate = ctx_.gate, seq = ex_.seq](Reply r) {
+    post_to(weak, gate, [seq, r = std::move(r)](HttpSession& s) mutable {
+      if (s.ex_.seq == seq && s.busy_) s.reply(std::move(r));
+    });
+  };
+
+  switch (route.route) {
+    case Route::healthz: {
+      Reply r;
+      r.body = {{"status", "ok"}};
+      return reply(std::move(r));
+    }
+    case Route::readyz: {
+      if (!api.ready()) return reply_error(503, "shutting_down", "not ready to take jobs");
+      Reply r;
+      r.body = {{"status", "ready"}};
+      return reply(std::move(r));
+    }
+    case Route::metrics: {
+      http::response<http::string_body> res{http::status::ok, ex_.version};
+      res.set(http::field::content_type, "text/plain; version=0.0.4; charset=utf-8");
+      res.body() = api.metrics().render();
+      return send(std::move(res));
+    }
+    case Route::info:
+      return reply(api.info());
+    case Route::analyze:
+      if (auto body = parse()) handle_analyze(req, *body);
+      return;
+    case Route::jobs:
+      if (auto body = parse()) reply(api.submit_job(*body));
+      return;
+    case Route::job:
+      return reply(ex_.method == "DELETE" ? api.delete_job(route.id) : api.get_job(route.id));
+    case Route::moves:
+      if (auto body = parse()) api.moves(*body, deliver);
+      return;
+    case Route::perft:
+      if (auto body = parse()) api.perft(*body, deliver);
+      return;
+    case Route::annotate:
+      if (auto body = parse()) reply(api.annotate(*body));
+      return;
+    case Route::ws:
+      return reply_error(426, "invalid_request", "GET /v1/ws needs a WebSocket upgrade",
+                         {{"Upgrade", "websocket"}});
+    case Route::static_file:
+      return handle_static(req);
+    case Route::not_found:
+      break;
+  }
+  reply_error(404, "not_found", "no such endpoint");
+}
+
+void HttpSession::handle_analyze(Request& req, const nlohmann::json& body) {
+#if KIBITZ_HAVE_ACCESS
+  if (ctx_.access) {
+    SearchSlot slot = ctx_.access->acquire_search(ex_.key_id, ip_);
+    if (!slot.held()) {
+      AccessDecision d = ctx_.access->refused_search(ex_.key_id);
+      Headers headers;
+      if (d.retry_after_s > 0) headers.emplace_back("Retry-After", std::to_string(d.retry_after_s));
+      for (auto& h : d.headers) headers.push_back(std::move(h));
+      return reply_error(d.status ? d.status : 429, d.code.empty() ? "rate_limited" : d.code,
+                         d.message, std::move(headers));
+    }
+    ex_.slot = std::make_shared<SearchSlot>(std::move(slot));
+  }
+#endif
+  const bool streaming = wants_ndjson(req);
+  if (streaming) {
+    // The header goes out with the first line, so an invalid request still
+    // gets a plain JSON error with its status.
+    std::string header =
+        "HTTP/1.1 200 OK\r\nServer: kibitz\r\n"
+        "Content-Type: application/x-ndjson\r\nCache-Control: no-store\r\n";
+    const bool chunked = ex_.version >= 11;
+    if (chunked) header += "Transfer-Encoding: chunked\r\n";
+    if (!chunked) ex_.keep_alive = false;
+    for (auto& [k, v] : ex_.extra) header += k + ": " + v + "\r\n";
+    if (!ex_.keep_alive) header += "Connection: close\r\n";
+    header += "\r\n";
+    ex_.stream.emplace(std::move(header), chunked);
+  }
+  StreamCallbacks cb;
+  auto weak = weak_from_this();
+  auto gate = ctx_.gate;
+  const uint64_t seq = ex_.seq;
+  if (streaming) {
+    cb.on_info = [weak, gate, seq](nlohmann::json j) {
+      std::string line = dump_json(j) + "\n";  // serialised on the search thread
+      post_to(weak, gate, [seq, line = std::move(line)](HttpSession& s) mutable {
+        s.on_stream_info(seq, std::move(line));
+      });
+    };
+  } else {
+    cb.on_info = [](nlohmann::json) {};
+  }
+  cb.on_done = [weak, gate, seq](Reply r) {
+    post_to(weak, gate, [seq, r = std::move(r)](HttpSession& s) mutable {
+      s.on_analyze_done(seq, std::move(r));
+    });
+  };
+  ex_.ticket = ctx_.api.analyze(body, engine::Priority::interactive, false, std::move(cb));
+  // A cached or invalid request has already posted its answer, which runs
+  // before this: only a real search is watched for the client hanging up.
+  net::post(stream_.get_executor(), [self = shared_from_this(), seq] {
+    if (self->ex_.seq == seq && self->busy_ && !self->ex_.watching) self->watch_disconnect();
+  });
+}
+
+void HttpSession::on_stream_info(uint64_t seq, std::string line) {
+  if (seq != ex_.seq || !busy_ || !ex_.stream) return;
+  ex_.stream->push_update(std::move(line));
+  write_stream();
+}
+
+void HttpSession::on_analyze_done(uint64_t seq, Reply r) {
+  if (seq != ex_.seq || !busy_) return;
+  ex_.ticket.reset();
+  ex_.slot.reset();
+  if (!ex_.stream) return reply(std::move(r));
+  if (!ex_.stream->started() && r.status != 200) {
+    ex_.stream.reset();  // nothing sent yet: a normal error response
+    return reply(std::move(r));
+  }
+  // Mid-stream errors (e.g. shutting down) become the last line.
+  ex_.stream->push_final(dump_json(r.body) + "\n");
+  write_stream();
+}
+
+void HttpSession::write_stream() {
+  if (closed_ || !ex_.stream || ex_.stream->writing()) return;
+  auto bytes = std::make_shared<std::string>(ex_.stream->take());
+  if (bytes->empty()) {
+    ex_.stream->finish_write();
+    return;
+  }
+  ex_.stream_bytes += bytes->size();
+  stream_.expires_after(std::chrono::milliseconds(ctx_.config.idle_timeout_ms));
+  net::async_write(stream_, net::buffer(*bytes),
+                   [self = shared_from_this(), bytes](beast::error_code ec, size_t n) {
+                     self->on_stream_written(ec, n);
+                   });
+}
+
+void HttpSession::on_stream_written(beast::error_code ec, size_t) {
+  stream_.expires_never();
+  if (!ex_.stream) return;
+  ex_.stream->finish_write();
+  if (ec) {
+    // The client went away mid-stream: stop its search.
+    if (ex_.ticket) ex_.ticket->cancel();
+    finish_exchange(499, ex_.stream_bytes);
+    return close();
+  }
+  if (!ex_.stream->ended()) return write_stream();
+  finish_exchange(200, ex_.stream_bytes);
+  if (!ex_.keep_alive || stopping_) return close();
+  read_request();
+}
+
+// While a search runs nothing is read, so a hang-up would go unnoticed until
+// the answer is written. Waiting for readability sees it: readable with
+// nothing to read means the peer closed.
+void HttpSession::watch_disconnect() {
+  ex_.watching = true;
+  stream_.socket().async_wait(tcp::socket::wait_read,
+                              [self = shared_from_this(), seq = ex_.seq](beast::error_code ec) {
+                                self->on_readable(seq, ec);
+                              });
+}
+
+void HttpSession::on_readable(uint64_t seq, beast::error_code ec) {
+  if (seq != ex_.seq || !busy_ || closed_) return;
+  ex_.watching = false;
+  bool gone = static_cast<bool>(ec);
+  if (!ec) {
+    char c;
+    beast::error_code pec;
+    stream_.socket().non_blocking(true, pec);
+    const size_t n = stream_.socket().receive(net::buffer(&c, 1), tcp::socket::message_peek, pec);
+    if (pec == net::error::would_block) return watch_disconnect();  // spurious wake-up
+    gone = pec || n == 0;
+    // n > 0: a pipelined request; it is read after this answer.
+  }
+  if (!gone) return;
+  spdlog::debug("http {} {} {}: client went away, search cancelled", ip_, ex_.method,
+                loggable(ex_.target));
+  if (ex_.ticket) ex_.ticket->cancel();
+  ex_.ticket.reset();
+  finish_exchange(499, 0);
+  close();
+}
+
+void HttpSession::handle_static(const Request& req) {
+  const StaticLookup found = resolve_static(ctx_.web_root, target_path(ex_.target));
+  if (found.status == StaticStatus::bad_path)
+    return reply_error(400, "invalid_request", found.reason);
+  if (found.status == StaticStatus::not_found)
+    return reply_error(404, "not_found", "no such file: " + loggable(target_path(ex_.target), 100));
+  beast::error_code ec;
+  http::file_body::value_type file;
+  file.open(found.file.path.c_str(), beast::file_mode::scan, ec);
+  if (ec)
+    return reply_error(404, "not_found", "cannot open " + loggable(target_path(ex_.target), 100));
+  const auto size = file.size();
+  if (req.method() == http::verb::head) {
+    http::response<http::empty_body> res{http::status::ok, ex_.version};
+    res.set(http::field::content_type, found.file.content_type);
+    res.set(http::field::cache_control, found.file.cache_control);
+    res.content_length(size);
+    return send(std::move(res));
+  }
+  http::response<http::file_body> res{std::piecewise_construct, std::make_tuple(std::move(file)),
+                                      std::make_tuple(http::status::ok, ex_.version)};
+  res.set(http::field::content_type, found.file.content_type);
+  res.set(http::field::cache_control, found.file.cache_control);
+  res.content_length(size);
+  send(std::move(res));
+}
+
+void HttpSession::upgrade(Request&& req) {
+  ctx_.api.metrics().observe_request("/v1/ws", "GET", 101, seconds_since(ex_.start));
+  spdlog::info("http {} GET {} 101", ip_, loggable(ex_.target));
+  busy_ = false;
+  closed_ = true;  // the socket now belongs to the WebSocket session
+  ctx_.sessions.remove(this);
+  std::make_shared<WsSession>(std::move(stream_), ctx_, ip_, ex_.key_id, std::move(ex_.extra))
+      ->start(std::move(req));
+}
+
+void HttpSession::reply(Reply r) {
+  http::response<http::string_body> res{static_cast<http::status>(r.status), ex_.version};
+  res.set(http::field::content_type, "application/json");
+  for (auto& [k, v] : r.headers) res.set(k, v);
+  res.body() = dump_json(r.body);
+  send(std::move(res));
+}
+
+void HttpSession::reply_error(int status, std::string code, std::string message, Headers headers) {
+  Reply r = error_reply(status, std::move(code), std::move(message));
+  for (auto& h : headers) r.headers.push_back(std::move(h));
+  reply(std::move(r));
+}
+
+template <class Message>
+void HttpSession::stamp(Message& res, bool keep_alive) {
+  res.set(http::field::server, "kibitz");
+  for (auto& [k, v] : ex_.extra) res.set(k, v);
+  res.keep_alive(keep_alive);
+}
+
+template <class Body>
+void HttpSession::send(http::response<Body>&& res) {
+  ex_.ticket.reset();
+  ex_.slot.reset();
+  const bool keep_alive = ex_.keep_alive && !stopping_;
+  stamp(res, keep_alive);
+  res.prepare_payload();
+  const int status = static_cast<int>(res.result_int());
+  auto msg = std::make_shared<http::response<Body>>(std::move(res));
+  stream_.expires_after(std::chrono::milliseconds(ctx_.config.idle_timeout_ms));
+  http::async_write(stream_, *msg,
+                    [self = shared_from_this(), msg, status](beast::error_code ec, size_t n) {
+                      self->on_written(ec, n, msg->need_eof(), status);
+                    });
+}
+
+void HttpSession::on_written(beast::error_code ec, size_t bytes, bool close_after, int status) {
+  stream_.expires_never();
+  finish_exchange(status, bytes);
+  if (ec || close_after || stopping_) return close();
+  read_request();
+}
+
+void HttpSession::finish_exchange(int status, uint64_t bytes) {
+  if (!busy_) return;
+  busy_ = false;
+  const double seconds = seconds_since(ex_.start);
+  ctx_.api.metrics().observe_request(ex_.route.name, ex_.method, status, seconds);
+  spdlog::info("http {} {} {} {} {}B {:.1f}ms{}{}", ip_, loggable(ex_.method, 16),
+               loggable(ex_.target), status, bytes, seconds * 1e3,
+               ex_.key_id.empty() ? "" : " key=", ex_.key_id);
+}
+
+}  // namespace kibitz::server

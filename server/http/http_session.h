@@ -1,0 +1,91 @@
+// One HTTP/1.1 connection: reads a request (with timeouts and size caps),
+// routes it to the Api, writes the answer, and repeats while keep-alive
+// holds. Requests are handled one at a time, so one write is in flight at
+// most; a streamed NDJSON answer queues a bounded number of lines. A
+// WebSocket upgrade on /v1/ws hands the socket to a WsSession.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "beast.h"
+#include "ndjson_stream.h"
+#include "router.h"
+
+namespace kibitz::server {
+
+class HttpSession : public Session, public std::enable_shared_from_this<HttpSession> {
+ public:
+  HttpSession(tcp::socket&& socket, ServerContext& ctx);
+  ~HttpSession() override;
+  void start();
+  void shutdown() override;
+  net::any_io_executor executor() { return stream_.get_executor(); }
+
+ private:
+  using Request = http::request<http::string_body>;
+  using Headers = std::vector<std::pair<std::string, std::string>>;
+
+  // The request being answered.
+  struct Exchange {
+    uint64_t seq = 0;
+    SteadyClock::time_point start;
+    std::string method;
+    std::string target;
+    RouteMatch route;
+    unsigned version = 11;
+    bool keep_alive = true;
+    Headers extra;  // CORS headers from access control
+    std::string key_id;
+    std::shared_ptr<Ticket> ticket;
+    std::shared_ptr<void> slot;  // the search slot held while analysing
+    std::optional<NdjsonStream> stream;
+    uint64_t stream_bytes = 0;
+    bool watching = false;  // waiting for the client to hang up
+  };
+
+  void read_request();
+  void read_header();
+  void on_header(beast::error_code ec);
+  void read_body();
+  void on_body(beast::error_code ec);
+  void fail_read(beast::error_code ec);
+  void handle(Request&& req);
+  void dispatch_route(Request& req);
+  bool check_access(const Request& req);
+  void upgrade(Request&& req);
+
+  void handle_analyze(Request& req, const nlohmann::json& body);
+  void on_analyze_done(uint64_t seq, Reply reply);
+  void on_stream_info(uint64_t seq, std::string line);
+  void write_stream();
+  void on_stream_written(beast::error_code ec, size_t bytes);
+  void watch_disconnect();
+  void on_readable(uint64_t seq, beast::error_code ec);
+  void handle_static(const Request& req);
+
+  void reply(Reply r);
+  void reply_error(int status, std::string code, std::string message, Headers headers = {});
+  template <class Body>
+  void send(http::response<Body>&& res);
+  void on_written(beast::error_code ec, size_t bytes, bool close, int status);
+  void finish_exchange(int status, uint64_t bytes);
+  void close();
+  template <class Message>
+  void stamp(Message& res, bool keep_alive);
+
+  ServerContext& ctx_;
+  beast::tcp_stream stream_;
+  beast::flat_buffer buffer_;
+  std::optional<http::request_parser<http::string_body>> parser_;
+  std::string ip_;
+  uint64_t seq_ = 0;
+  Exchange ex_;
+  bool busy_ = false;  // a request is being answered
+  bool stopping_ = false;
+  bool closed_ = false;
+};
+
+}  // namespace kibitz::server

@@ -1,0 +1,62 @@
+#include "listener.h"
+
+#include <spdlog/spdlog.h>
+
+#include "http_session.h"
+
+namespace kibitz::server {
+
+Listener::Listener(net::io_context& ioc, ServerContext& ctx)
+    : ioc_(ioc), ctx_(ctx), acceptor_(net::make_strand(ioc)), retry_(acceptor_.get_executor()) {}
+
+std::string Listener::open(const std::string& address, int port) {
+  beast::error_code ec;
+  const auto ip = net::ip::make_address(address, ec);
+  if (ec) return "invalid address \"" + address + "\": " + ec.message();
+  if (port < 0 || port > 65535) return "invalid port " + std::to_string(port);
+  const tcp::endpoint endpoint{ip, static_cast<unsigned short>(port)};
+  const auto where = address + ":" + std::to_string(port);
+  acceptor_.open(endpoint.protocol(), ec);
+  if (ec) return "cannot open a socket for " + where + ": " + ec.message();
+  acceptor_.set_option(net::socket_base::reuse_address(true), ec);
+  acceptor_.bind(endpoint, ec);
+  if (ec) return "cannot bind " + where + ": " + ec.message();
+  acceptor_.listen(net::socket_base::max_listen_connections, ec);
+  if (ec) return "cannot listen on " + where + ": " + ec.message();
+  port_ = acceptor_.local_endpoint(ec).port();
+  return {};
+}
+
+void Listener::start() {
+  net::dispatch(acceptor_.get_executor(), [self = shared_from_this()] { self->accept(); });
+}
+
+void Listener::close() {
+  net::post(acceptor_.get_executor(), [self = shared_from_this()] {
+    beast::error_code ec;
+    self->acceptor_.close(ec);
+    self->retry_.cancel();
+  });
+}
+
+void Listener::accept() {
+  // Each connection gets its own strand: its handlers never run concurrently.
+  acceptor_.async_accept(net::make_strand(ioc_),
+                         [self = shared_from_this()](beast::error_code ec, tcp::socket s) {
+                           if (ec == net::error::operation_aborted || !self->acceptor_.is_open())
+                             return;
+                           if (ec) {
+                             // E.g. out of file descriptors: back off instead of spinning.
+                             spdlog::warn("accept: {}", ec.message());
+                             self->retry_.expires_after(std::chrono::milliseconds(50));
+                             self->retry_.async_wait([self](beast::error_code wec) {
+                               if (!wec) self->accept();
+                             });
+                             return;
+                           }
+                           std::make_shared<HttpSession>(std::move(s), self->ctx_)->start();
+                           self->accept();
+                         });
+}
+
+}  // namespace kibitz::server

@@ -1,0 +1,106 @@
+#include "server.h"
+
+#include <spdlog/spdlog.h>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <condition_variable>
+#include <optional>
+#include <thread>
+#include <vector>
+
+#include "beast.h"
+#include "listener.h"
+#include "static_files.h"
+
+namespace kibitz::server {
+
+namespace {
+// Answers in progress get this long to go out once shutdown starts.
+constexpr auto kGracePeriod = std::chrono::milliseconds(3000);
+}  // namespace
+
+struct Server::Impl {
+  Impl(Api& api, AccessControl* access, const Config& config)
+      : ctx{api, access, config},
+        ioc(std::max(1, config.io_threads)),
+        work(net::make_work_guard(ioc)),
+        signals(ioc) {
+    ctx.web_root = config.web_root.empty() ? default_web_root() : canonical_root(config.web_root);
+  }
+
+  // Declared first, destroyed last: sessions that die with the io_context
+  // still use it.
+  ServerContext ctx;
+  net::io_context ioc;
+  std::optional<net::executor_work_guard<net::io_context::executor_type>> work;
+  net::signal_set signals;
+  std::shared_ptr<Listener> listener;
+  std::mutex mutex;
+  std::condition_variable cv;
+  bool stop_requested = false;
+};
+
+Server::Server(Api& api, AccessControl* access, const Config& config)
+    : impl_(std::make_unique<Impl>(api, access, config)) {}
+
+Server::~Server() {
+  // No search callback may reach the io_context once it is being destroyed.
+  impl_->ctx.gate->close();
+}
+
+const std::string& Server::web_root() const { return impl_->ctx.web_root; }
+
+Expected<int, std::string> Server::listen() {
+  impl_->listener = std::make_shared<Listener>(impl_->ioc, impl_->ctx);
+  const std::string error =
+      impl_->listener->open(impl_->ctx.config.address, impl_->ctx.config.port);
+  if (!error.empty()) return Unexpected(error);
+  return impl_->listener->port();
+}
+
+void Server::handle_signals() {
+  impl_->signals.add(SIGINT);
+  impl_->signals.add(SIGTERM);
+  impl_->signals.async_wait([this](beast::error_code ec, int signal) {
+    if (ec) return;
+    spdlog::info("signal {}: shutting down", signal);
+    stop();
+  });
+}
+
+void Server::stop() {
+  std::lock_guard lock(impl_->mutex);
+  impl_->stop_requested = true;
+  impl_->cv.notify_all();
+}
+
+void Server::run() {
+  Impl& m = *impl_;
+  if (m.listener) m.listener->start();
+  std::vector<std::thread> threads;
+  for (int i = 0; i < std::max(1, m.ctx.config.io_threads); ++i)
+    threads.emplace_back([&m] { m.ioc.run(); });
+  {
+    std::unique_lock lock(m.mutex);
+    m.cv.wait(lock, [&] { return m.stop_requested; });
+  }
+  const auto started = SteadyClock::now();
+  m.ctx.stopping = true;
+  if (m.listener) m.listener->close();
+  beast::error_code ec;
+  m.signals.cancel(ec);
+  m.ctx.api.shutdown();
+  m.ctx.sessions.for_each([](Session& s) { s.shutdown(); });
+  while (m.ctx.sessions.size() > 0 && SteadyClock::now() - started < kGracePeriod)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  if (const size_t left = m.ctx.sessions.size())
+    spdlog::warn("shutdown: {} connection(s) still open after the grace period", left);
+  m.work.reset();
+  m.ioc.stop();
+  for (auto& t : threads) t.join();
+  m.ctx.gate->close();
+  spdlog::info("stopped after {:.0f} ms", seconds_since(started) * 1e3);
+}
+
+}  // namespace kibitz::server

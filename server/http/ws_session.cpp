@@ -1,0 +1,286 @@
+#include "ws_session.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+namespace kibitz::server {
+
+namespace {
+
+constexpr size_t kMaxIdLength = 64;
+
+}  // namespace
+
+WsSession::WsSession(beast::tcp_stream&& stream, ServerContext& ctx, std::string ip,
+                     std::string key_id, Headers extra)
+    : ctx_(ctx),
+      ws_(std::move(stream)),
+      ip_(std::move(ip)),
+      key_id_(std::move(key_id)),
+      extra_(std::move(extra)) {
+  tokens_ = std::max(1, ctx_.config.ws_messages_per_second);
+  refilled_ = SteadyClock::now();
+}
+
+WsSession::~WsSession() {
+  for (auto& [id, search] : searches_)
+    if (search.ticket) search.ticket->cancel();
+  if (open_) ctx_.api.metrics().ws_connection_closed();
+  ctx_.sessions.remove(this);
+}
+
+void WsSession::start(http::request<http::string_body>&& req) {
+  ctx_.sessions.add(this, weak_from_this());
+  // The WebSocket layer has its own timeouts (handshake, idle with pings).
+  beast::get_lowest_layer(ws_).expires_never();
+  ws_.set_option(websocket::stream_base::timeout::suggested(beast::role_type::server));
+  ws_.set_option(websocket::stream_base::decorator([extra = extra_](websocket::response_type& res) {
+    res.set(http::field::server, "kibitz");
+    for (auto& [k, v] : extra) res.set(k, v);
+  }));
+  ws_.read_message_max(ctx_.config.ws_max_message_bytes);
+  ws_.auto_fragment(false);
+  auto self = shared_from_this();
+  ws_.async_accept(req, [self](beast::error_code ec) { self->on_accept(ec); });
+}
+
+void WsSession::on_accept(beast::error_code ec) {
+  if (ec) {
+    spdlog::debug("ws {}: handshake failed: {}", ip_, ec.message());
+    return;
+  }
+  open_ = true;
+  ctx_.api.metrics().ws_connection_opened();
+  if (ctx_.stopping) return close_with(websocket::close_code::going_away, "shutting down");
+  read();
+}
+
+void WsSession::shutdown() {
+  net::post(ws_.get_executor(), [self = shared_from_this()] {
+    self->close_with(websocket::close_code::going_away, "shutting down");
+  });
+}
+
+void WsSession::read() {
+  if (reading_ || closing_) return;
+  // Backpressure: a client that does not read its answers is not read either.
+  if (outbox_.size() >= kMaxQueued) return;
+  reading_ = true;
+  ws_.async_read(buffer_, [self = shared_from_this()](beast::error_code ec, size_t n) {
+    self->on_read(ec, n);
+  });
+}
+
+void WsSession::on_read(beast::error_code ec, size_t) {
+  reading_ = false;
+  if (ec) {
+    // Closed by the peer, by us, or a protocol violation that Beast answered
+    // with its own close code (1009 too big, 1007 bad UTF-8): in every case
+    // the searches of this connection stop.
+    if (ec != websocket::error::closed && ec != net::error::operation_aborted)
+      spdlog::info("ws {}: connection ended: {}", ip_, ec.message());
+    closing_ = true;
+    cancel_all();
+    return;
+  }
+  const std::string text = beast::buffers_to_string(buffer_.data());
+  buffer_.consume(buffer_.size());
+  if (!ws_.got_text()) {
+    send_error(nullptr, "invalid_request", "messages must be JSON text frames");
+  } else if (!take_token()) {
+    ++strikes_;
+    if (strikes_ > std::max(1, ctx_.config.ws_messages_per_second))
+      return close_with(websocket::close_code::policy_error, "too many messages");
+    send_error(
+        nullptr, "rate_limited",
+        "more than " + std::to_string(ctx_.config.ws_messages_per_second) + " messages per second");
+  } else {
+    strikes_ = 0;
+    handle_message(text);
+  }
+  read();
+}
+
+bool WsSession::take_token() {
+  const double rate = std::max(1, ctx_.config.ws_messages_per_second);
+  const auto now = SteadyClock::now();
+  tokens_ = std::min(rate, tokens_ + rate * std::chrono::duration<double>(now - refilled_).count());
+  refilled_ = now;
+  if (tokens_ < 1) return false;
+  tokens_ -= 1;
+  return true;
+}
+
+void WsSession::handle_message(std::string_view text) {
+  auto parsed = parse_body(text, ctx_.config);
+  if (!parsed) return send_reply_error(nullptr, parsed.error());
+  nlohmann::json& msg = *parsed;
+  if (!msg.is_object()) return send_error(nullptr, "invalid_request", "a message is a JSON object");
+  nlohmann::json id_json = msg.contains("id") ? msg["id"] : nlohmann::json(nullptr);
+  const auto type_it = msg.find("type");
+  if (type_it == msg.end() || !type_it->is_string())
+    return send_error(id_json, "invalid_request", "\"type\" must be a string");
+  const std::string type = type_it->get<std::string>();
+  if (type != "analyze" && type != "stop" && type != "annotate")
+    return send_error(
+        id_json, "invalid_request",
+        "unknown message type \"" + type.substr(0, 32) + "\" (analyze, stop or annotate)");
+  if (!id_json.is_string() || id_json.get_ref<const std::string&>().empty() ||
+      id_json.get_ref<const std::string&>().size() > kMaxIdLength) {
+    return send_error(id_json.is_string() ? id_json : nlohmann::json(nullptr), "invalid_request",
+                      "\"id\" must be a non-empty string of at most " +
+                          std::to_string(kMaxIdLength) + " characters");
+  }
+  const std::string id = id_json.get<std::string>();
+  if (type == "stop") return stop_search(id);
+  msg.erase("type");
+  msg.erase("id");
+  start_search(id, type == "annotate", std::move(msg));
+}
+
+void WsSession::start_search(const std::string& id, bool annotate, nlohmann::json request) {
+  if (ctx_.stopping) return send_error(id, "shutting_down", "the server is shutting down");
+  std::shared_ptr<void> slot;
+#if KIBITZ_HAVE_ACCESS
+  if (ctx_.access) {
+    AccessDecision d = ctx_.access->authorize(key_id_, annotate ? "annotate" : "analyze");
+    if (!d.allowed) return send_error(id, d.code, d.message);
+  }
+#endif
+  // A new search with a running id replaces it: the old one is cancelled and
+  // nothing more of it is sent.
+  if (auto it = searches_.find(id); it != searches_.end()) {
+    if (it->second.ticket) it->second.ticket->cancel();
+    outbox_.drop(id, it->second.gen);
+    searches_.erase(it);
+  }
+  const size_t cap = static_cast<size_t>(std::max(1, ctx_.config.ws_max_searches_per_connection));
+  if (searches_.size() >= cap) {
+    return send_error(
+        id, "rate_limited",
+        "at most " + std::to_string(cap) + " searches at once on one connection; stop one first");
+  }
+#if KIBITZ_HAVE_ACCESS
+  if (ctx_.access) {
+    SearchSlot s = ctx_.access->acquire_search(key_id_, ip_);
+    if (!s.held()) {
+      AccessDecision d = ctx_.access->refused_search(key_id_);
+      return send_error(id, d.code, d.message);
+    }
+    slot = std::make_shared<SearchSlot>(std::move(s));
+  }
+#endif
+  const uint64_t gen = ++next_gen_;
+  auto weak = weak_from_this();
+  auto gate = ctx_.gate;
+  StreamCallbacks cb;
+  const char* update_type = annotate ? "progress" : "info";
+  const char* final_type = annotate ? "review" : "bestmove";
+  cb.on_info = [weak, gate, id, gen, update_type](nlohmann::json j) {
+    j["type"] = update_type;
+    j["id"] = id;
+    std::string text = dump_json(j);  // serialised on the search thread
+    post_to(weak, gate, [id, gen, text = std::move(text)](WsSession& s) mutable {
+      s.on_update(id, gen, std::move(text));
+    });
+  };
+  cb.on_done = [weak, gate, id, gen, final_type](Reply r) {
+    nlohmann::json j;
+    if (r.status == 200) {
+      j = std::move(r.body);
+      j["type"] = final_type;
+      j["id"] = id;
+    } else {
+      j = {{"type", "error"}, {"id", id}, {"error", std::move(r.body["error"])}};
+    }
+    std::string text = dump_json(j);
+    post_to(weak, gate, [id, gen, text = std::move(text)](WsSession& s) mutable {
+      s.on_done(id, gen, std::move(text));
+    });
+  };
+  Search& search = searches_[id];
+  search.gen = gen;
+  search.slot = std::move(slot);
+  // Callbacks are posted, never run inline, so the entry exists before any
+  // of them is handled even when the answer is immediate.
+  search.ticket =
+      annotate ? ctx_.api.annotate_stream(request, std::move(cb))
+               : ctx_.api.analyze(request, engine::Priority::interactive, true, std::move(cb));
+}
+
+void WsSession::on_update(const std::string& id, uint64_t gen, std::string text) {
+  auto it = searches_.find(id);
+  if (closing_ || it == searches_.end() || it->second.gen != gen) return;
+  outbox_.push(id, gen, WsOutbox::Kind::update,
+               std::make_shared<const std::string>(std::move(text)));
+  write();
+}
+
+void WsSession::on_done(const std::string& id, uint64_t gen, std::string text) {
+  auto it = searches_.find(id);
+  if (it == searches_.end() || it->second.gen != gen) return;
+  searches_.erase(it);
+  if (closing_) return;
+  outbox_.push(id, gen, WsOutbox::Kind::final,
+               std::make_shared<const std::string>(std::move(text)));
+  write();
+}
+
+void WsSession::stop_search(const std::string& id) {
+  // The search ends with its bestmove (the best found so far). A stop for
+  // an id that already finished is not an error: the two crossed.
+  if (auto it = searches_.find(id); it != searches_.end() && it->second.ticket)
+    it->second.ticket->cancel();
+}
+
+void WsSession::send_error(const nlohmann::json& id, const std::string& code,
+                           const std::string& message) {
+  nlohmann::json j = {
+      {"type", "error"}, {"id", id}, {"error", {{"code", code}, {"message", message}}}};
+  outbox_.push("", 0, WsOutbox::Kind::final, std::make_shared<const std::string>(dump_json(j)));
+  write();
+}
+
+void WsSession::send_reply_error(const nlohmann::json& id, const Reply& reply) {
+  const auto& e = reply.body.contains("error") ? reply.body["error"] : nlohmann::json::object();
+  send_error(id, e.value("code", "invalid_request"), e.value("message", "invalid message"));
+}
+
+void WsSession::write() {
+  if (closing_) return;
+  auto text = outbox_.start_write();
+  if (!text) return;
+  ws_.text(true);
+  ws_.async_write(
+      net::buffer(*text),
+      [self = shared_from_this(), text](beast::error_code ec, size_t n) { self->on_write(ec, n); });
+}
+
+void WsSession::on_write(beast::error_code ec, size_t) {
+  outbox_.finish_write();
+  if (ec) {
+    closing_ = true;
+    cancel_all();
+    return;
+  }
+  write();
+  read();  // resumes reading if backpressure paused it
+}
+
+void WsSession::cancel_all() {
+  for (auto& [id, search] : searches_)
+    if (search.ticket) search.ticket->cancel();
+  searches_.clear();
+}
+
+void WsSession::close_with(websocket::close_code code, const char* reason) {
+  if (closing_) return;
+  closing_ = true;
+  cancel_all();
+  if (!open_) return;
+  ws_.async_close(websocket::close_reason(code, reason),
+                  [self = shared_from_this()](beast::error_code) {});
+}
+
+}  // namespace kibitz::server

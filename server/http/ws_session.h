@@ -1,0 +1,77 @@
+// One WebSocket connection on GET /v1/ws: live analysis and game review,
+// several searches at once, each tagged with the client's id.
+//   in:  {"type":"analyze","id",...}  {"type":"stop","id"}  {"type":"annotate","id",...}
+//   out: {"type":"info","id",...} per iteration, {"type":"bestmove","id",...},
+//        {"type":"progress","id",...}, {"type":"review","id",...},
+//        {"type":"error","id","error":{"code","message"}}
+// Search callbacks arrive on search threads and are posted to this
+// session's strand. Outgoing messages go through a WsOutbox (one write in
+// flight, updates coalesced); while it is long, reading pauses, so a client
+// cannot grow it by sending faster than it reads.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "beast.h"
+#include "ws_outbox.h"
+
+namespace kibitz::server {
+
+class WsSession : public Session, public std::enable_shared_from_this<WsSession> {
+ public:
+  using Headers = std::vector<std::pair<std::string, std::string>>;
+  WsSession(beast::tcp_stream&& stream, ServerContext& ctx, std::string ip, std::string key_id,
+            Headers extra);
+  ~WsSession() override;
+  void start(http::request<http::string_body>&& req);
+  void shutdown() override;
+  net::any_io_executor executor() { return ws_.get_executor(); }
+
+  // Queued messages beyond which reading pauses.
+  static constexpr size_t kMaxQueued = 64;
+
+ private:
+  struct Search {
+    uint64_t gen = 0;
+    std::shared_ptr<Ticket> ticket;
+    std::shared_ptr<void> slot;  // the access-control search slot
+  };
+
+  void on_accept(beast::error_code ec);
+  void read();
+  void on_read(beast::error_code ec, size_t bytes);
+  void handle_message(std::string_view text);
+  void start_search(const std::string& id, bool annotate, nlohmann::json request);
+  void on_update(const std::string& id, uint64_t gen, std::string text);
+  void on_done(const std::string& id, uint64_t gen, std::string text);
+  void stop_search(const std::string& id);
+  void send_error(const nlohmann::json& id, const std::string& code, const std::string& message);
+  void send_reply_error(const nlohmann::json& id, const Reply& reply);
+  void write();
+  void on_write(beast::error_code ec, size_t bytes);
+  void cancel_all();
+  void close_with(websocket::close_code code, const char* reason);
+  bool take_token();
+
+  ServerContext& ctx_;
+  websocket::stream<beast::tcp_stream> ws_;
+  std::string ip_;
+  std::string key_id_;
+  Headers extra_;
+  beast::flat_buffer buffer_;
+  std::unordered_map<std::string, Search> searches_;
+  WsOutbox outbox_;
+  uint64_t next_gen_ = 0;
+  bool open_ = false;     // handshake done, counted in metrics
+  bool reading_ = false;  // a read is pending
+  bool closing_ = false;  // a close was started or the peer is gone
+  // Token bucket on incoming messages.
+  double tokens_ = 0;
+  SteadyClock::time_point refilled_;
+  int strikes_ = 0;  // messages refused in a row
+};
+
+}  // namespace kibitz::server
