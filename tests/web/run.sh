@@ -8,7 +8,8 @@
 set -euo pipefail
 [ $# -eq 3 ] || { echo "usage: $0 <kibitz> <web-root> <artifacts-dir>" >&2; exit 2; }
 here=$(cd "$(dirname "$0")" && pwd)
-"$here/../../scripts/build-web.sh" "$2"
+kibitz=$(realpath -m "$1") web_root=$(realpath -m "$2") artifacts=$(realpath -m "$3")
+"$here/../../scripts/build-web.sh" "$web_root"
 stamp="$here/node_modules/.kibitz-lock.json"
 if ! cmp -s "$here/package-lock.json" "$stamp"; then
   (cd "$here" && npm ci --no-audit --no-fund --loglevel=error)
@@ -16,4 +17,4 @@ if ! cmp -s "$here/package-lock.json" "$stamp"; then
 fi
 [ -x "${CHROMIUM:-/usr/bin/chromium}" ] || { echo "web test: no chromium at ${CHROMIUM:-/usr/bin/chromium} (scripts/install-deps.sh --test)" >&2; exit 1; }
 cd "$here"
-exec node browser_test.mjs "$1" "$2" "$3"
+exec node browser_test.mjs "$kibitz" "$web_root" "$artifacts"

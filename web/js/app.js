@@ -34,6 +34,7 @@ const state = {
   whiteToMove: true,
   status: "ongoing",
   analysing: true,
+  paused: false,  // while a review runs
   multipv: 1,
   flipped: false,
   result: null,  // the latest info/bestmove for the position shown
@@ -239,6 +240,10 @@ function restartAnalysis() {
   state.result = null
   board.setBestMove(null)
   $("toggle").textContent = state.analysing ? "Stop" : "Analyse"
+  if (state.paused) {
+    clearAnalysis("paused for the review")
+    return
+  }
   if (!state.analysing) {
     clearAnalysis("stopped")
     socket.send({type: "stop", id: LIVE})
@@ -391,6 +396,17 @@ document.addEventListener("keydown", (e) => {
 
 new Review({
   game: () => state.game,
+  pauseAnalysis() {
+    state.paused = true
+    clearTimeout(analysisTimer)
+    socket.send({type: "stop", id: LIVE})
+    setSearchState("paused for the review")
+  },
+  resumeAnalysis() {
+    if (!state.paused) return
+    state.paused = false
+    restartAnalysis()
+  },
   setGame,
   showError,
   clearError,

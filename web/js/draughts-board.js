@@ -217,7 +217,7 @@ export class DraughtsBoard {
           t.textContent = String.fromCharCode(97 + file)
         }
         if (file === leftFile) {
-          const t = el("text", {x: x + 5, y: y + 20, class: "coord " + (dark ? "on-dark" : "on-light")}, squares)
+          const t = el("text", {x: x + 5, y: y + 22, class: "coord " + (dark ? "on-dark" : "on-light")}, squares)
           t.textContent = String(rank + 1)
         }
       }
@@ -249,7 +249,8 @@ export class DraughtsBoard {
       const {x, y} = this.xy(square)
       el("circle", {cx: x + SIZE / 2, cy: y + SIZE / 2, r: 15, class: "target", "data-square": square}, marks)
     }
-    if (this.best) {
+    // The best-move arrow would hide the targets of a selected piece.
+    if (this.best && !this.selected) {
       const a = this.xy(this.best.from)
       const b = this.xy(this.best.to)
       const defs = el("defs", {}, svg)

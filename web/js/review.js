@@ -25,7 +25,8 @@ export function startFenOf(text) {
 }
 
 export class Review {
-  // page: {game(), setGame(game), loadReview({game, fen, plies}), showError(e), clearError()}
+  // page: {game(), setGame(game), loadReview({game, fen, plies}), showError(e), clearError(),
+  //        pauseAnalysis(), resumeAnalysis()}
   constructor(page) {
     this.page = page
     this.jobId = null
@@ -50,6 +51,9 @@ export class Review {
     body.limits = {nodes: Number($("review-nodes").value)}
     this.setBusy(true)
     $("review-summary").hidden = true
+    // A review is batch work: the server serves live analysis first, so
+    // the page's own live search would hold it back. It resumes afterwards.
+    this.page.pauseAnalysis()
     try {
       const job = await api.annotate(body)
       this.page.clearError()
@@ -116,6 +120,7 @@ export class Review {
   }
 
   setBusy(busy) {
+    if (!busy) this.page.resumeAnalysis()
     $("review-run").disabled = busy
     $("review-cancel").hidden = !busy
     const bar = $("review-progress")
