@@ -3,7 +3,8 @@
 # what is missing, builds, and runs every test. Exit status 0 only when all
 # passed.
 #
-#   1. Release build, every test (deep perft included).
+#   1. Release build, every test (deep perft included, and web.browser: the
+#      page in chromium, screenshots in build-test/artifacts/web).
 #   2. AddressSanitizer + UndefinedBehaviorSanitizer build, every test but
 #      the deep perft cases (label "slow"), which would take minutes there.
 #   3. ThreadSanitizer build: the tests of shared state between threads
