@@ -1,6 +1,7 @@
 #include "server/api/request.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 #include "server/api/json_util.h"
@@ -32,6 +33,12 @@ Expected<std::optional<int64_t>, Reply> opt_int(const json& obj, const char* key
             : it->get<int64_t>();
   else if (it->is_number_integer())
     v = it->get<int64_t>();
+  else if (it->is_number_float() && std::isfinite(it->get<double>()) &&
+           it->get<double>() == std::floor(it->get<double>()))
+    // 1e6 is how many clients write a million; whole numbers only.
+    v = it->get<double>() >= 9.2e18    ? std::numeric_limits<int64_t>::max()
+        : it->get<double>() <= -9.2e18 ? std::numeric_limits<int64_t>::min()
+                                       : int64_t(it->get<double>());
   else
     return Unexpected(bad("'" + name + "' must be an integer"));
   if (v < min)

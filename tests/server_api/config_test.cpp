@@ -1,0 +1,123 @@
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <string>
+
+#include "server/api/config.h"
+
+namespace kibitz::server {
+namespace {
+
+// Sets an environment variable for one test.
+class EnvVar {
+ public:
+  EnvVar(const char* name, const char* value) : name_(name) { setenv(name, value, 1); }
+  ~EnvVar() { unsetenv(name_); }
+
+ private:
+  const char* name_;
+};
+
+std::string write_temp(const std::string& text) {
+  char path[] = "/tmp/kibitz_config_test_XXXXXX";
+  const int fd = mkstemp(path);
+  EXPECT_GE(fd, 0);
+  close(fd);
+  std::ofstream(path) << text;
+  return path;
+}
+
+TEST(Config, EmbeddedDefaultsMatchTheStructDefaults) {
+  // config/kibitz.json documents the defaults; it must say what the code does.
+  auto c = load_config("");
+  ASSERT_TRUE(c) << c.error();
+  EXPECT_EQ(to_json(*c), to_json(Config{}));
+  EXPECT_EQ(c->port, 8080);
+  EXPECT_EQ(c->address, "127.0.0.1");
+  EXPECT_EQ(c->max_body_bytes, size_t(1) << 20);
+}
+
+TEST(Config, EnvironmentOverridesTheDefaults) {
+  EnvVar port("KIBITZ_PORT", "9001");
+  EnvVar address("KIBITZ_ADDRESS", "0.0.0.0");
+  EnvVar threads("KIBITZ_SEARCH_THREADS", "3");
+  EnvVar access("KIBITZ_ACCESS", R"({"keys": []})");
+  auto c = load_config("");
+  ASSERT_TRUE(c) << c.error();
+  EXPECT_EQ(c->port, 9001);
+  EXPECT_EQ(c->address, "0.0.0.0");
+  EXPECT_EQ(c->search_threads, 3);
+  EXPECT_TRUE(c->access.contains("keys"));
+}
+
+TEST(Config, EnvironmentOverridesTheFile) {
+  const std::string path = write_temp("// a comment\n{\"port\": 7000, \"queue_size\": 5}\n");
+  EnvVar port("KIBITZ_PORT", "7001");
+  auto c = load_config(path);
+  ASSERT_TRUE(c) << c.error();
+  EXPECT_EQ(c->port, 7001);
+  EXPECT_EQ(c->queue_size, 5u);
+  EXPECT_EQ(c->max_depth, 64);  // untouched keys keep the defaults
+  std::remove(path.c_str());
+}
+
+TEST(Config, BadEnvironmentValueNamesTheVariable) {
+  EnvVar port("KIBITZ_PORT", "eighty");
+  auto c = load_config("");
+  ASSERT_FALSE(c);
+  EXPECT_NE(c.error().find("KIBITZ_PORT"), std::string::npos) << c.error();
+}
+
+TEST(Config, OutOfRangeValueNamesTheKey) {
+  EnvVar port("KIBITZ_PORT", "70000");
+  auto c = load_config("");
+  ASSERT_FALSE(c);
+  EXPECT_NE(c.error().find("'port'"), std::string::npos) << c.error();
+}
+
+TEST(Config, UnknownKeyInTheFileIsNamed) {
+  const std::string path = write_temp("{\"prot\": 80}");
+  auto c = load_config(path);
+  ASSERT_FALSE(c);
+  EXPECT_NE(c.error().find("'prot'"), std::string::npos) << c.error();
+  std::remove(path.c_str());
+}
+
+TEST(Config, WrongTypeInTheFileIsNamed) {
+  const std::string path = write_temp("{\"io_threads\": \"two\"}");
+  auto c = load_config(path);
+  ASSERT_FALSE(c);
+  EXPECT_NE(c.error().find("'io_threads'"), std::string::npos) << c.error();
+  std::remove(path.c_str());
+}
+
+TEST(Config, NegativeSizeIsRefused) {
+  const std::string path = write_temp("{\"max_body_bytes\": -1}");
+  auto c = load_config(path);
+  ASSERT_FALSE(c);
+  EXPECT_NE(c.error().find("'max_body_bytes'"), std::string::npos) << c.error();
+  std::remove(path.c_str());
+}
+
+TEST(Config, InvalidJsonAndMissingFileAreErrors) {
+  const std::string path = write_temp("{\"port\": ");
+  auto c = load_config(path);
+  ASSERT_FALSE(c);
+  EXPECT_NE(c.error().find(path), std::string::npos) << c.error();
+  std::remove(path.c_str());
+  auto missing = load_config("/nonexistent/kibitz.json");
+  ASSERT_FALSE(missing);
+  EXPECT_NE(missing.error().find("/nonexistent/kibitz.json"), std::string::npos);
+}
+
+TEST(Config, LogLevelIsChecked) {
+  EnvVar level("KIBITZ_LOG_LEVEL", "loud");
+  auto c = load_config("");
+  ASSERT_FALSE(c);
+  EXPECT_NE(c.error().find("log_level"), std::string::npos) << c.error();
+}
+
+}  // namespace
+}  // namespace kibitz::server

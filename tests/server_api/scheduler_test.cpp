@@ -1,0 +1,223 @@
+// Scheduling: the result cache, the bounded queue, priorities, cancellation
+// and shutdown.
+#include <gtest/gtest.h>
+
+#include <future>
+#include <mutex>
+#include <vector>
+
+#include "api_test_support.h"
+
+namespace kibitz::server::test {
+namespace {
+
+// An infinite WebSocket-style search that holds every search thread until
+// cancelled.
+struct Blocker {
+  std::shared_ptr<std::promise<Reply>> done = std::make_shared<std::promise<Reply>>();
+  std::shared_ptr<Ticket> ticket;
+
+  explicit Blocker(Api& api, int threads = 1) {
+    StreamCallbacks cb;
+    cb.on_done = [d = done](Reply r) { d->set_value(std::move(r)); };
+    ticket = api.analyze({{"limits", {{"infinite", true}}}, {"threads", threads}},
+                         engine::Priority::interactive, true, cb);
+  }
+  Reply release() {
+    ticket->cancel();
+    return done->get_future().get();
+  }
+};
+
+TEST(Scheduler, RepeatedAnalysisIsAnsweredFromTheCache) {
+  auto service = small_service(1);
+  auto api = make_api(test_config(), *service);
+  const json request = {{"fen", "r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3"},
+                        {"limits", {{"depth", 4}}},
+                        {"multipv", 2}};
+  Reply first = analyze(*api, request);
+  ASSERT_EQ(first.status, 200) << first.body.dump();
+  EXPECT_GT(first.body["nodes"].get<uint64_t>(), 0u);
+  const double nodes = metric(*api, "kibitz_nodes_searched_total");
+  const double finished = metric(*api, "kibitz_jobs_finished_total");
+  Reply second = analyze(*api, request);
+  ASSERT_EQ(second.status, 200);
+  EXPECT_EQ(second.body, first.body);
+  ASSERT_EQ(second.headers.size(), 1u);
+  EXPECT_EQ(second.headers[0].first, "X-Kibitz-Cache");
+  // No search ran: no new nodes, no new finished analysis.
+  EXPECT_EQ(metric(*api, "kibitz_nodes_searched_total"), nodes);
+  EXPECT_EQ(metric(*api, "kibitz_jobs_finished_total"), finished);
+  EXPECT_EQ(metric(*api, "kibitz_cache_hits_total"), 1);
+  // Another point of view, line count or limit is another entry.
+  json other = request;
+  other["multipv"] = 1;
+  EXPECT_TRUE(analyze(*api, other).headers.empty());
+}
+
+TEST(Scheduler, StoppedSearchesAreNotCached) {
+  auto service = small_service(1);
+  auto api = make_api(test_config(), *service);
+  const json request = {{"limits", {{"movetime_ms", 4000}}}};
+  auto done = std::make_shared<std::promise<Reply>>();
+  std::shared_ptr<Ticket> ticket;
+  StreamCallbacks cb;
+  auto first_info = std::make_shared<std::promise<void>>();
+  auto once = std::make_shared<std::once_flag>();
+  cb.on_info = [first_info, once](json) {
+    std::call_once(*once, [&] { first_info->set_value(); });
+  };
+  cb.on_done = [done](Reply r) { done->set_value(std::move(r)); };
+  ticket = api->analyze(request, engine::Priority::interactive, false, cb);
+  first_info->get_future().wait();
+  ticket->cancel();
+  Reply stopped = done->get_future().get();
+  EXPECT_EQ(stopped.body["stopped"], true);
+  // Asked again: searched again (stopped again at once), not answered from the cache.
+  auto again = std::make_shared<std::promise<Reply>>();
+  StreamCallbacks cb2;
+  cb2.on_done = [again](Reply r) { again->set_value(std::move(r)); };
+  auto t2 = api->analyze(request, engine::Priority::interactive, false, cb2);
+  t2->cancel();
+  Reply r2 = again->get_future().get();
+  EXPECT_TRUE(r2.headers.empty());
+  EXPECT_EQ(metric(*api, "kibitz_cache_hits_total"), 0);
+}
+
+TEST(Scheduler, FullQueueAnswers429WithRetryAfter) {
+  auto service = small_service(1);
+  Config c = test_config();
+  c.queue_size = 1;
+  auto api = make_api(c, *service);
+  Blocker blocker(*api);
+  // One waits in the queue...
+  auto queued = std::make_shared<std::promise<Reply>>();
+  StreamCallbacks cb;
+  cb.on_done = [queued](Reply r) { queued->set_value(std::move(r)); };
+  auto t = api->analyze({{"limits", {{"depth", 2}}}}, engine::Priority::interactive, false, cb);
+  EXPECT_EQ(metric(*api, "kibitz_jobs_queued"), 1);
+  // ...the next is refused.
+  Reply full = analyze(*api, {{"limits", {{"depth", 3}}}});
+  EXPECT_EQ(full.status, 429);
+  EXPECT_EQ(full.body["error"]["code"], "queue_full");
+  ASSERT_EQ(full.headers.size(), 1u);
+  EXPECT_EQ(full.headers[0].first, "Retry-After");
+  EXPECT_EQ(api->submit_job({{"limits", {{"depth", 3}}}}).status, 429);
+  blocker.release();
+  EXPECT_EQ(queued->get_future().get().status, 200);
+}
+
+TEST(Scheduler, InteractiveGoesBeforeBatch) {
+  auto service = small_service(1);
+  auto api = make_api(test_config(), *service);
+  Blocker blocker(*api);
+  std::mutex mutex;
+  std::vector<std::string> order;
+  std::vector<std::shared_ptr<std::promise<void>>> done;
+  std::vector<std::shared_ptr<Ticket>> tickets;
+  const auto submit = [&](std::string name, engine::Priority p, const char* move) {
+    auto d = std::make_shared<std::promise<void>>();
+    done.push_back(d);
+    StreamCallbacks cb;
+    cb.on_done = [&, name, d](Reply) {
+      {
+        std::lock_guard lock(mutex);
+        order.push_back(name);
+      }
+      d->set_value();
+    };
+    tickets.push_back(api->analyze({{"moves", {move}}, {"limits", {{"depth", 2}}}}, p, false, cb));
+  };
+  submit("batch1", engine::Priority::batch, "e2e4");
+  submit("batch2", engine::Priority::batch, "d2d4");
+  submit("interactive1", engine::Priority::interactive, "c2c4");
+  submit("interactive2", engine::Priority::interactive, "g1f3");
+  blocker.release();
+  for (auto& d : done) d->get_future().wait();
+  EXPECT_EQ(order, (std::vector<std::string>{"interactive1", "interactive2", "batch1", "batch2"}));
+}
+
+TEST(Scheduler, CancellingAQueuedAnalysisAnswersCancelled) {
+  auto service = small_service(1);
+  auto api = make_api(test_config(), *service);
+  Blocker blocker(*api);
+  auto done = std::make_shared<std::promise<Reply>>();
+  StreamCallbacks cb;
+  cb.on_done = [done](Reply r) { done->set_value(std::move(r)); };
+  auto t = api->analyze({{"limits", {{"depth", 2}}}}, engine::Priority::interactive, false, cb);
+  t->cancel();
+  t->cancel();  // idempotent
+  Reply r = done->get_future().get();
+  EXPECT_EQ(r.body["error"]["code"], "cancelled");
+  EXPECT_EQ(metric(*api, "kibitz_jobs_queued"), 0);
+  EXPECT_EQ(metric(*api, "kibitz_jobs_cancelled_total"), 1);
+  Reply b = blocker.release();
+  EXPECT_EQ(b.status, 200);
+  EXPECT_EQ(b.body["stopped"], true);
+}
+
+TEST(Scheduler, ThreadsPerAnalysisAreCapped) {
+  auto service = small_service(2);
+  Config c = test_config();
+  c.max_threads_per_job = 1;
+  auto api = make_api(c, *service);
+  // Two single-thread searches run side by side on the two threads.
+  Blocker a(*api, 2), b(*api, 2);
+  EXPECT_EQ(metric(*api, "kibitz_jobs_running"), 2);
+  EXPECT_EQ(metric(*api, "kibitz_jobs_queued"), 0);
+  a.release();
+  b.release();
+  EXPECT_EQ(api->info().body["limits"]["max_threads_per_job"], 1);
+}
+
+TEST(Scheduler, ShutdownRefusesNewWorkAndStopsRunning) {
+  auto service = small_service(1);
+  auto api = make_api(test_config(), *service);
+  EXPECT_TRUE(api->ready());
+  Blocker blocker(*api);
+  auto queued = std::make_shared<std::promise<Reply>>();
+  StreamCallbacks cb;
+  cb.on_done = [queued](Reply r) { queued->set_value(std::move(r)); };
+  auto t = api->analyze({{"limits", {{"depth", 2}}}}, engine::Priority::interactive, false, cb);
+  const std::string job = api->submit_job({{"limits", {{"depth", 2}}}}).body["id"];
+  api->shutdown();
+  EXPECT_FALSE(api->ready());
+  EXPECT_EQ(blocker.done->get_future().get().body["stopped"], true);
+  Reply q = queued->get_future().get();
+  EXPECT_EQ(q.status, 503);
+  EXPECT_EQ(q.body["error"]["code"], "shutting_down");
+  EXPECT_EQ(api->get_job(job).body["status"], "cancelled");
+  Reply refused = analyze(*api, {{"limits", {{"depth", 2}}}});
+  EXPECT_EQ(refused.status, 503);
+  EXPECT_EQ(refused.body["error"]["code"], "shutting_down");
+  EXPECT_EQ(api->submit_job({}).status, 503);
+  EXPECT_EQ(moves(*api, {}).status, 503);
+}
+
+TEST(Scheduler, MetricsAreRenderedWithThePrefix) {
+  auto service = small_service(1);
+  auto api = make_api(test_config(), *service);
+  api->metrics().observe_request("/v1/analyze", "POST", 200, 0.003);
+  api->metrics().observe_request("/v1/evil\"label", "BREW", 404, 0.2);
+  api->metrics().ws_connection_opened();
+  const std::string text = api->metrics().render();
+  EXPECT_NE(text.find("kibitz_http_requests_total{route=\"/v1/analyze\",method=\"POST\","
+                      "status=\"200\"} 1"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("route=\"other\",method=\"other\",status=\"404\""), std::string::npos);
+  EXPECT_NE(text.find("kibitz_http_request_duration_seconds_bucket{route=\"/v1/analyze\","
+                      "le=\"0.005\"} 1"),
+            std::string::npos);
+  EXPECT_NE(text.find("kibitz_table_hashfull_permille{game=\"draughts\"}"), std::string::npos);
+  EXPECT_EQ(metric(*api, "kibitz_ws_connections"), 1);
+  api->metrics().ws_connection_closed();
+  EXPECT_EQ(metric(*api, "kibitz_ws_connections"), 0);
+  for (size_t at = text.find('\n'); at != std::string::npos && at + 1 < text.size();
+       at = text.find('\n', at + 1))
+    EXPECT_EQ(text.compare(at + 1, 7, "kibitz_") == 0 || text.compare(at + 1, 1, "#") == 0, true)
+        << text.substr(at + 1, 40);
+}
+
+}  // namespace
+}  // namespace kibitz::server::test
