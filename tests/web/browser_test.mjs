@@ -231,7 +231,25 @@ async function review(page) {
   check("review: live analysis finds the mate the blunder allowed", /Qxf7#/.test((await lineTexts(page))[0]), (await lineTexts(page))[0])
   await page.waitForTimeout(400)  // the board's move animation
   await screenshot(page, "review-desktop.png")
+
+  // A PDN: the page switches to draughts by itself and loads the reviewed game.
+  await page.fill("#record", DRAUGHTS_GAME)
+  await page.click("#review-run")
+  await page.waitForFunction(() => document.querySelectorAll("#moves .move[data-ply]").length === 10 &&
+    !document.querySelector("#review-summary").hidden, null, {timeout: 4 * WAIT})
+  const moves = await page.$$eval("#moves .move[data-ply]", (l) => l.map((e) => e.textContent.trim().replace(/[?!]+$/, "")))
+  check("review: a PDN is reviewed as draughts and loaded", (await page.inputValue("#game")) === "draughts" &&
+    moves.join(" ") === "c3-d4 f6-g5 g3-h4 b6-a5 h4:f6 g7:e5:c3 d2:b4 a5:c3 b2:d4 c7-b6", moves.join(" "))
+  check("review: the draughts chart is drawn", await page.$eval("#chart", (e) => !e.hidden && e.querySelector("path.chart-white") !== null))
 }
+
+// Ten plies the engine itself would play, with a double capture (g7:e5:c3).
+const DRAUGHTS_GAME = `[GameType "25"]
+[White "A"]
+[Black "B"]
+
+1. c3-d4 f6-g5 2. g3-h4 b6-a5 3. h4:f6 g7:e5:c3 4. d2:b4 a5:c3 5. b2:d4 c7-b6 *
+`
 
 async function phone(browser, url) {
   const page = await openPage(browser, url, {width: 390, height: 844}, true)

@@ -64,7 +64,7 @@ $("error-close").addEventListener("click", clearError)
 function squaresOfPdn(move) {
   const squares = String(move).split(/[-:x]/).map((s) => s.trim()).filter(Boolean)
     .map((s) => (/^\d+$/.test(s) ? numberToSquare(+s) : s))
-  return {from: squares[0], to: squares[squares.length - 1]}
+  return {from: squares[0], to: squares[squares.length - 1], path: squares}
 }
 
 function fromTo(game, move) {

@@ -99,6 +99,7 @@ export class DraughtsBoard {
     this.draw()
   }
 
+  // move: {from, to, path: [from, landing squares..., to]}
   setBestMove(move) {
     this.best = move && move.from && move.to ? move : null
     this.draw()
@@ -251,15 +252,16 @@ export class DraughtsBoard {
     }
     // The best-move arrow would hide the targets of a selected piece.
     if (this.best && !this.selected) {
-      const a = this.xy(this.best.from)
-      const b = this.xy(this.best.to)
+      // Through every landing square, so a capture's turns show.
+      const squares = this.best.path && this.best.path.length > 1 ? this.best.path : [this.best.from, this.best.to]
+      const points = squares.map((sq) => {
+        const {x, y} = this.xy(sq)
+        return `${x + SIZE / 2},${y + SIZE / 2}`
+      })
       const defs = el("defs", {}, svg)
       const marker = el("marker", {id: "dr-arrowhead", markerWidth: 4, markerHeight: 4, refX: 2, refY: 2, orient: "auto"}, defs)
       el("path", {d: "M0,0 L4,2 L0,4 z", class: "best-arrow-head"}, marker)
-      el("line", {
-        x1: a.x + SIZE / 2, y1: a.y + SIZE / 2, x2: b.x + SIZE / 2, y2: b.y + SIZE / 2,
-        class: "best-arrow", "marker-end": "url(#dr-arrowhead)",
-      }, svg)
+      el("polyline", {points: points.join(" "), class: "best-arrow", "marker-end": "url(#dr-arrowhead)"}, svg)
     }
   }
 }
