@@ -92,3 +92,13 @@ export function setEvalBar(score, game) {
   label.classList.toggle("on-white", wc >= 0)
   bar.title = score == null ? "No evaluation yet" : `Evaluation ${formatScore(score)} (White's view)`
 }
+
+// A finished game: the bar full for the winner, half for a draw.
+export function setEvalBarResult(white) {
+  const bar = $("evalbar")
+  bar.querySelector(".evalbar-white").style.height = `${50 + 50 * white}%`
+  const label = bar.querySelector(".evalbar-label")
+  label.textContent = white > 0 ? "1-0" : white < 0 ? "0-1" : "½-½"
+  label.classList.toggle("on-white", white >= 0)
+  bar.title = "Game over"
+}

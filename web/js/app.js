@@ -8,7 +8,7 @@ import {api, ApiError, Socket, plainWords} from "./api.js"
 import {ChessBoard} from "./chess-board.js"
 import {DraughtsBoard, numberToSquare} from "./draughts-board.js"
 import {renderMoveList, JUDGMENT_MARK} from "./move-list.js"
-import {renderAnalysis, clearAnalysis, setSearchState, setEvalBar} from "./analysis-view.js"
+import {renderAnalysis, clearAnalysis, setSearchState, setEvalBar, setEvalBarResult} from "./analysis-view.js"
 import {EvalChart} from "./eval-chart.js"
 import {Review, judgmentNote} from "./review.js"
 import {formatScore} from "./score.js"
@@ -250,6 +250,11 @@ function restartAnalysis() {
     return
   }
   clearAnalysis(state.status === "ongoing" ? "starting…" : statusText())
+  if (state.status !== "ongoing") {
+    // Mated or unable to move: the side to move lost.
+    const lost = state.status === "checkmate" || state.status === "loss"
+    setEvalBarResult(lost ? (state.whiteToMove ? -1 : 1) : 0)
+  }
   if (state.fen === null) return
   analysisTimer = setTimeout(() => socket.send(analysisRequest()), ANALYSE_DELAY_MS)
 }
