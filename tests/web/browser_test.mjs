@@ -184,6 +184,21 @@ async function desktop(browser, url) {
   await page.waitForFunction(() => Number(document.querySelector("#depth").dataset.depth || 0) >= 8, null, {timeout: WAIT})
   await screenshot(page, "draughts-desktop.png")
 
+  // Two captures from a3 to c1 that take different men: the page asks which.
+  await page.fill("#fen", "W:WKa3:Bg7,b4,d4,d2")
+  await page.click("#fen-form button[type=submit]")
+  await page.waitForSelector("#board .draughts-board .piece[data-square='a3'][data-piece='W']", {timeout: WAIT})
+  await clickSquare(page, "draughts", "a3")
+  await page.waitForSelector("#board .draughts-board .target[data-square='c1']", {timeout: WAIT})
+  await clickSquare(page, "draughts", "c1")
+  await page.waitForSelector(".move-choice:not([hidden]) button", {timeout: WAIT})
+  const choices = await page.$$eval(".move-choice button", (l) => l.map((b) => b.textContent))
+  check("desktop: two captures with the same start and end are offered as a choice", choices.length === 2, choices.join(" | "))
+  await page.click(".move-choice button:has-text('a3:c5:e3:c1')")
+  await page.waitForFunction(() => document.querySelector("#moves .move.current")?.textContent.trim() === "a3:c5:e3:c1", null, {timeout: WAIT})
+  const left = await page.$$eval("#board .draughts-board .piece", (l) => l.map((p) => p.dataset.piece + p.dataset.square).sort().join(" "))
+  check("desktop: the chosen capture takes b4, d2 and d4, not g7", left === "Wc1 bg7", left)
+
   // A bad FEN: the server's invalid_fen message, in plain words.
   await page.selectOption("#game", "chess")
   await page.waitForSelector("#board .cm-chessboard", {timeout: WAIT})
