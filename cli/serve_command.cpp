@@ -3,7 +3,6 @@
 // embedded defaults (config/kibitz.json), then --config FILE, then KIBITZ_*
 // environment variables, then these flags. With --port 0 the system picks a
 // free port; the line "listening on ADDRESS:PORT" on stdout tells which.
-#include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
 #include <cstdio>
@@ -15,6 +14,7 @@
 #include "engine/service.h"
 #include "server/api/api.h"
 #include "server/api/config.h"
+#include "server/api/logging.h"
 #include "server/http/server.h"
 
 #if KIBITZ_HAVE_ACCESS
@@ -49,15 +49,13 @@ int run_serve(const ServeOptions& o) {
   if (o.web_root) config.web_root = *o.web_root;
 
   // Logs go to stderr; stdout carries only the "listening on" line.
-  auto logger = spdlog::stderr_color_mt("kibitz");
-  spdlog::set_default_logger(logger);
-  const auto level = spdlog::level::from_str(config.log_level);
-  if (level == spdlog::level::off && config.log_level != "off") {
+  if (spdlog::level::from_str(config.log_level) == spdlog::level::off &&
+      config.log_level != "off") {
     std::fprintf(stderr, "kibitz serve: log_level: unknown level \"%s\"\n",
                  config.log_level.c_str());
     return kUsageError;
   }
-  spdlog::set_level(level);
+  server::configure_logging(config.log_level);
 
   server::AccessControl* access = nullptr;
 #if KIBITZ_HAVE_ACCESS

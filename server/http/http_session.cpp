@@ -51,6 +51,7 @@ void HttpSession::shutdown() {
 }
 
 void HttpSession::close() {
+  self_.reset();  // every caller is a handler that holds its own reference
   if (closed_) return;
   closed_ = true;
   beast::error_code ec;
@@ -155,6 +156,7 @@ void HttpSession::handle(Request&& req) {
   ex_ = Exchange{};
   ex_.seq = seq_;
   ex_.start = SteadyClock::now();
+  self_ = shared_from_this();
   ex_.method = std::string(sv(req.method_string()));
   ex_.target = std::string(sv(req.target()));
   ex_.version = req.version();
@@ -508,6 +510,7 @@ void HttpSession::on_written(beast::error_code ec, size_t bytes, bool close_afte
 }
 
 void HttpSession::finish_exchange(int status, uint64_t bytes) {
+  self_.reset();  // called from handlers that hold their own reference
   if (!busy_) return;
   busy_ = false;
   const double seconds = seconds_since(ex_.start);

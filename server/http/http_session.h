@@ -77,6 +77,10 @@ class HttpSession : public Session, public std::enable_shared_from_this<HttpSess
   void stamp(Message& res, bool keep_alive);
 
   ServerContext& ctx_;
+  // Held while a request is answered: an answer computed elsewhere (search,
+  // perft) finds its session through a weak pointer, so the session keeps
+  // itself alive until the answer is out or the connection is closed.
+  std::shared_ptr<HttpSession> self_;
   beast::tcp_stream stream_;
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;

@@ -1,0 +1,373 @@
+"""REST endpoints of a real `kibitz serve`, both games, validated against
+proto/openapi.yaml."""
+
+import json
+import os
+import socket
+import sys
+import tempfile
+import threading
+import time
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from kibitz_server import (CHESS_MIDDLE, CHESS_START, DRAUGHTS_START, Schemas, Server,  # noqa: E402
+                           wait_until)
+
+SCHEMAS = Schemas()
+
+
+class HttpTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.web = tempfile.TemporaryDirectory()
+        root = cls.web.name
+        with open(os.path.join(root, "index.html"), "w") as f:
+            f.write("<!doctype html><title>Kibitz</title>")
+        os.mkdir(os.path.join(root, "js"))
+        with open(os.path.join(root, "js", "app-3f9a1c2b.js"), "w") as f:
+            f.write("console.log('kibitz');")
+        with open(os.path.join(root, "style.css"), "w") as f:
+            f.write("body{}")
+        with open(os.path.join(os.path.dirname(root), "kibitz-secret.txt"), "w") as f:
+            f.write("secret")
+        cls.server = Server(["--web-root", root])
+        cls.server.start()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.server.kill()
+        try:
+            os.remove(os.path.join(os.path.dirname(cls.web.name), "kibitz-secret.txt"))
+        except OSError:
+            pass
+        cls.web.cleanup()
+
+    # helpers
+    def call(self, method, path, body=None, template=None, **kw):
+        status, headers, data = self.server.request(method, path, body=body, **kw)
+        if isinstance(data, (dict, list)):
+            SCHEMAS.check_http(template or path, method, status, data)
+        return status, headers, data
+
+    def analyze(self, body, **kw):
+        return self.call("POST", "/v1/analyze", body, **kw)
+
+    def legal(self, game, fen, moves=()):
+        status, _, data = self.call("POST", "/v1/moves", {"game": game, "fen": fen, "moves": list(moves)})
+        self.assertEqual(status, 200, data)
+        key = "uci" if game == "chess" else "move"
+        return [m[key] for m in data["legal_moves"]]
+
+    def assert_error(self, status, data, want_status, code):
+        self.assertEqual(status, want_status, data)
+        self.assertEqual(data["error"]["code"], code, data)
+        self.assertTrue(data["error"]["message"])
+
+    # probes and info
+    def test_health_ready_info(self):
+        status, _, data = self.call("GET", "/healthz")
+        self.assertEqual((status, data["status"]), (200, "ok"))
+        status, _, data = self.call("GET", "/readyz")
+        self.assertEqual(status, 200, data)
+        status, _, data = self.call("GET", "/v1/info")
+        self.assertEqual(status, 200)
+        self.assertEqual(sorted(data["games"]), ["chess", "draughts"])
+        self.assertEqual(data["engine"]["name"], "Kibitz")
+
+    def test_metrics(self):
+        self.call("GET", "/healthz")
+        status, headers, text = self.server.get("/metrics")
+        self.assertEqual(status, 200)
+        self.assertTrue(headers["content-type"].startswith("text/plain; version=0.0.4"))
+        self.assertIn("kibitz_http_requests_total", text)
+        self.assertGreaterEqual(self.server.metric("kibitz_http_requests_total", {"route": "/healthz"}), 1)
+
+    # analysis
+    def test_analyze_chess(self):
+        status, _, r = self.analyze({"game": "chess", "fen": CHESS_START, "moves": ["e2e4", "e7e5"],
+                                     "limits": {"depth": 5}, "multipv": 2})
+        self.assertEqual(status, 200, r)
+        self.assertEqual(r["game"], "chess")
+        self.assertEqual(r["limits"]["depth"], 5)
+        self.assertEqual(r["depth"], 5)
+        self.assertEqual(len(r["lines"]), 2)
+        legal = self.legal("chess", CHESS_START, ["e2e4", "e7e5"])
+        self.assertIn(r["bestmove"], legal)
+        self.assertEqual(r["lines"][0]["moves"][0], r["bestmove"])
+        self.assertEqual(len(r["lines"][0]["san"]), len(r["lines"][0]["moves"]))
+        self.assertTrue({"cp"} == set(r["lines"][0]["score"]) or {"mate"} == set(r["lines"][0]["score"]))
+
+    def test_analyze_draughts(self):
+        status, _, r = self.analyze({"game": "draughts", "fen": DRAUGHTS_START, "moves": ["c3-d4"],
+                                     "limits": {"depth": 5}})
+        self.assertEqual(status, 200, r)
+        self.assertEqual(r["game"], "draughts")
+        self.assertIn(r["bestmove"], self.legal("draughts", DRAUGHTS_START, ["c3-d4"]))
+        self.assertEqual(len(r["lines"][0]["wdl"]), 3)
+
+    def test_analyze_no_legal_move(self):
+        mated = "rnb1kbnr/pppp1ppp/8/4p3/6Pq/5P2/PPPPP2P/RNBQKBNR w KQkq - 1 3"
+        status, _, r = self.analyze({"fen": mated, "limits": {"depth": 3}})
+        self.assertEqual(status, 200, r)
+        self.assertIsNone(r["bestmove"])
+        self.assertEqual(r["lines"], [])
+        self.assertEqual(r["status"], "checkmate")
+        # Draughts: White has no piece left.
+        status, _, r = self.analyze({"game": "draughts", "fen": "W:Wa1:Bb2,c3", "limits": {"depth": 3}})
+        self.assertEqual(status, 200, r)
+        self.assertIsNone(r["bestmove"])
+
+    def test_analyze_caps_limits(self):
+        status, _, r = self.analyze({"limits": {"depth": 10000, "nodes": 20000}})
+        self.assertEqual(status, 200, r)
+        self.assertLessEqual(r["limits"]["depth"], 64)
+
+    def test_ndjson_stream_both_games(self):
+        for game, fen in (("chess", CHESS_MIDDLE), ("draughts", DRAUGHTS_START)):
+            c = self.server.conn()
+            c.request("POST", "/v1/analyze",
+                      body=json.dumps({"game": game, "fen": fen, "limits": {"depth": 6}}),
+                      headers={"Accept": "application/x-ndjson", "Content-Type": "application/json"})
+            resp = c.getresponse()
+            self.assertEqual(resp.status, 200)
+            self.assertEqual(resp.getheader("Content-Type"), "application/x-ndjson")
+            self.assertEqual(resp.getheader("Transfer-Encoding"), "chunked")
+            lines = [json.loads(line) for line in resp.read().decode().splitlines() if line]
+            c.close()
+            self.assertGreaterEqual(len(lines), 2, lines)
+            depths = [line["depth"] for line in lines[:-1]]
+            self.assertEqual(depths, sorted(set(depths)), "one line per iteration, deepening")
+            final = lines[-1]
+            self.assertEqual(final["depth"], 6)
+            self.assertEqual(final["game"], game)
+            self.assertIn("stopped", final)  # only the final result says how it ended
+            for line in lines:
+                SCHEMAS.check_http("/v1/analyze", "POST", 200, line)
+
+    def test_ndjson_invalid_request_is_plain_error(self):
+        status, headers, data = self.analyze({"fen": "nonsense"}, headers={"Accept": "application/x-ndjson"})
+        self.assert_error(status, data, 400, "invalid_fen")
+
+    def test_ndjson_client_gone_cancels(self):
+        before = self.server.metric("kibitz_jobs_cancelled_total") or 0
+        s = socket.create_connection(("127.0.0.1", self.server.port))
+        body = json.dumps({"fen": CHESS_MIDDLE, "limits": {"movetime_ms": 60000}}).encode()
+        s.sendall(b"POST /v1/analyze HTTP/1.1\r\nHost: x\r\nAccept: application/x-ndjson\r\n"
+                  b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
+        self.assertTrue(s.recv(100).startswith(b"HTTP/1.1 200"))
+        s.close()
+        self.assertTrue(wait_until(lambda: (self.server.metric("kibitz_jobs_cancelled_total") or 0) > before),
+                        "the search stops when the client goes away")
+
+    def test_sync_client_gone_cancels(self):
+        before = self.server.metric("kibitz_jobs_cancelled_total") or 0
+        s = socket.create_connection(("127.0.0.1", self.server.port))
+        body = json.dumps({"fen": CHESS_MIDDLE, "moves": ["a2a3"], "limits": {"movetime_ms": 60000}}).encode()
+        s.sendall(b"POST /v1/analyze HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body))
+        self.assertTrue(wait_until(lambda: self.server.metric("kibitz_jobs_running") == 1))
+        s.close()
+        self.assertTrue(wait_until(lambda: (self.server.metric("kibitz_jobs_cancelled_total") or 0) > before))
+
+    def test_fifty_concurrent_analyses(self):
+        moves = self.legal("chess", CHESS_START)
+        requests = [{"game": "chess", "moves": [m], "limits": {"depth": 3}} for m in moves]
+        dmoves = self.legal("draughts", DRAUGHTS_START)
+        requests += [{"game": "draughts", "moves": [m], "limits": {"depth": 3 + i % 3}}
+                     for i, m in enumerate(dmoves * 5)]
+        requests = requests[:50]
+        self.assertEqual(len(requests), 50)
+        results = [None] * 50
+
+        def run(i):
+            results[i] = self.server.post("/v1/analyze", requests[i])
+
+        threads = [threading.Thread(target=run, args=(i,)) for i in range(50)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        for req, (status, _, r) in zip(requests, results):
+            self.assertEqual(status, 200, r)
+            self.assertEqual(r["game"], req["game"])
+            self.assertEqual(r["depth"], req["limits"]["depth"])
+            fen = CHESS_START if req["game"] == "chess" else DRAUGHTS_START
+            self.assertIn(r["bestmove"], self.legal(req["game"], fen, req["moves"]))
+            SCHEMAS.check_http("/v1/analyze", "POST", 200, r)
+
+    def test_cached_answer_is_the_same(self):
+        body = {"fen": CHESS_MIDDLE, "limits": {"depth": 4}}
+        s1, _, first = self.analyze(body)
+        s2, _, second = self.analyze(body)
+        self.assertEqual((s1, s2), (200, 200))
+        self.assertEqual(first["lines"], second["lines"])
+
+    # moves and perft
+    def test_moves(self):
+        status, _, r = self.call("POST", "/v1/moves", {"game": "chess", "fen": CHESS_START, "moves": ["e2e4"]})
+        self.assertEqual(status, 200, r)
+        self.assertEqual(len(r["legal_moves"]), 20)
+        self.assertIn("san", r["legal_moves"][0])
+        status, _, r = self.call("POST", "/v1/moves", {"game": "draughts", "fen": "W:Wc3:Bd4,f6", "moves": []})
+        self.assertEqual(status, 200, r)
+        self.assertEqual([m["move"] for m in r["legal_moves"]], ["c3:e5:g7"])
+        self.assertEqual(sorted(r["legal_moves"][0]["captured"]), ["d4", "f6"])
+
+    def test_perft(self):
+        status, _, r = self.call("POST", "/v1/perft", {"game": "chess", "depth": 3})
+        self.assertEqual((status, r["nodes"]), (200, 8902), r)
+        status, _, r = self.call("POST", "/v1/perft", {"game": "draughts", "depth": 4})
+        self.assertEqual((status, r["nodes"]), (200, 1469), r)
+        status, _, r = self.call("POST", "/v1/perft", {"game": "chess", "depth": 99})
+        self.assertIn(status, (200, 400), r)
+        if status == 200:
+            self.assertLessEqual(r["depth"], 6)
+
+    # jobs and annotation
+    def wait_job(self, job_id, statuses=("done",)):
+        def poll():
+            status, _, r = self.call("GET", "/v1/jobs/" + job_id, template="/v1/jobs/{id}")
+            self.assertEqual(status, 200, r)
+            return r if r["status"] in statuses else None
+        return wait_until(poll, timeout=60)
+
+    def test_jobs(self):
+        for game in ("chess", "draughts"):
+            status, headers, r = self.call("POST", "/v1/jobs", {"game": game, "limits": {"depth": 4}})
+            self.assertEqual(status, 202, r)
+            self.assertEqual(r["status"], "queued")
+            job = self.wait_job(r["id"])
+            self.assertTrue(job, "job finishes")
+            self.assertEqual(job["result"]["game"], game)
+            self.assertEqual(job["result"]["depth"], 4)
+
+    def test_job_delete(self):
+        status, _, r = self.call("POST", "/v1/jobs", {"fen": CHESS_MIDDLE, "limits": {"movetime_ms": 60000}})
+        self.assertEqual(status, 202, r)
+        status, _, d = self.call("DELETE", "/v1/jobs/" + r["id"], template="/v1/jobs/{id}")
+        self.assertEqual(status, 200, d)
+        self.assertTrue(self.wait_job(r["id"], ("cancelled",)))
+        status, _, d = self.call("GET", "/v1/jobs/nope", template="/v1/jobs/{id}")
+        self.assert_error(status, d, 404, "not_found")
+
+    def test_annotate(self):
+        pgn = '[Event "t"]\n\n1. e4 e5 2. Qh5 Nc6 3. Bc4 Nf6 4. Qxf7# 1-0\n'
+        status, _, r = self.call("POST", "/v1/games/annotate", {"pgn": pgn, "limits": {"depth": 3}})
+        self.assertEqual(status, 202, r)
+        job = self.wait_job(r["id"])
+        self.assertTrue(job)
+        self.assertIn("pgn", job["result"])
+        pdn = '[Event "t"]\n\n1. c3-d4 f6-g5 2. b2-c3 g5-h4 *\n'
+        status, _, r = self.call("POST", "/v1/games/annotate", {"pdn": pdn, "limits": {"depth": 3}})
+        self.assertEqual(status, 202, r)
+        self.assertTrue(self.wait_job(r["id"]))
+
+    # errors
+    def test_error_codes(self):
+        status, _, r = self.call("POST", "/v1/analyze", raw="{not json")
+        self.assert_error(status, r, 400, "invalid_json")
+        status, _, r = self.analyze({"fen": "8/8/8 w"})
+        self.assert_error(status, r, 400, "invalid_fen")
+        status, _, r = self.analyze({"moves": ["e2e5"]})
+        self.assert_error(status, r, 400, "illegal_move")
+        self.assertIn("e2e5", r["error"]["message"])
+        status, _, r = self.analyze({"game": "go"})
+        self.assert_error(status, r, 400, "invalid_request")
+        status, _, r = self.call("POST", "/v1/moves", {"game": "draughts", "moves": ["a1-b2"]})
+        self.assert_error(status, r, 400, "illegal_move")
+        status, _, r = self.server.get("/v1/nothing")
+        self.assert_error(status, r, 404, "not_found")
+        status, headers, r = self.server.get("/v1/analyze")
+        self.assert_error(status, r, 405, "method_not_allowed")
+        self.assertIn("POST", headers["allow"])
+        status, headers, r = self.server.request("PUT", "/healthz")
+        self.assert_error(status, r, 405, "method_not_allowed")
+        self.assertIn("GET", headers["allow"])
+
+    def test_oversized_body(self):
+        # Refused on the announced length, before the body is read.
+        s = socket.create_connection(("127.0.0.1", self.server.port))
+        s.sendall(b"POST /v1/analyze HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n" % (1 << 20 | 1))
+        reply = s.recv(4096)
+        s.close()
+        self.assertTrue(reply.startswith(b"HTTP/1.1 413"), reply[:100])
+        self.assertIn(b'"payload_too_large"', reply)
+        # Just below the cap is read (and refused for what it says, not its size).
+        body = '{"limits": {"depth": 1}}'
+        status, _, r = self.server.request("POST", "/v1/analyze", raw=" " * ((1 << 20) - len(body)) + body)
+        self.assertEqual(status, 200, r)
+        # Without a Content-Length (chunked), the cap holds as the body arrives.
+        s = socket.create_connection(("127.0.0.1", self.server.port))
+        s.sendall(b"POST /v1/analyze HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n")
+        chunk = b"x" * 65536
+        try:
+            for _ in range(20):
+                s.sendall(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+        except OSError:
+            pass  # the server may close once it has answered
+        reply = s.recv(4096)
+        s.close()
+        self.assertTrue(reply.startswith(b"HTTP/1.1 413"), reply[:100])
+
+    def test_oversized_headers(self):
+        status, _, r = self.server.get("/healthz", headers={"X-Big": "y" * 20000})
+        self.assert_error(status, r, 413, "payload_too_large")
+
+    def test_keep_alive(self):
+        c = self.server.conn()
+        for _ in range(3):
+            c.request("GET", "/healthz")
+            r = c.getresponse()
+            self.assertEqual(r.status, 200)
+            r.read()
+        c.request("POST", "/v1/analyze", body=json.dumps({"limits": {"depth": 2}}))
+        r = c.getresponse()
+        self.assertEqual(r.status, 200)
+        json.loads(r.read())
+        c.close()
+
+    def test_garbage_request(self):
+        s = socket.create_connection(("127.0.0.1", self.server.port))
+        s.sendall(b"\x16\x03\x01 not http at all\r\n\r\n")
+        reply = s.recv(4096)
+        s.close()
+        self.assertTrue(reply == b"" or reply.startswith(b"HTTP/1.1 400"), reply[:100])
+        self.assertEqual(self.server.get("/healthz")[0], 200)
+
+    # static files
+    def test_static_files(self):
+        status, headers, text = self.server.get("/")
+        self.assertEqual(status, 200)
+        self.assertIn("<title>Kibitz</title>", text)
+        self.assertTrue(headers["content-type"].startswith("text/html"))
+        self.assertEqual(headers["cache-control"], "no-cache")
+        status, headers, text = self.server.get("/js/app-3f9a1c2b.js")
+        self.assertEqual(status, 200)
+        self.assertTrue(headers["content-type"].startswith("text/javascript"))
+        self.assertIn("max-age=31536000", headers["cache-control"])
+        status, headers, _ = self.server.get("/style.css")
+        self.assertTrue(headers["content-type"].startswith("text/css"))
+        status, headers, _ = self.server.request("HEAD", "/index.html")
+        self.assertEqual(status, 200)
+        status, _, r = self.server.get("/missing.js")
+        self.assert_error(status, r, 404, "not_found")
+
+    def test_static_no_traversal(self):
+        for path in ("/../kibitz-secret.txt", "/js/../../kibitz-secret.txt", "/%2e%2e/kibitz-secret.txt",
+                     "/js/%2E%2E/%2e%2e/kibitz-secret.txt", "/..%2fkibitz-secret.txt", "/%2e%2e%5ckibitz-secret.txt",
+                     "/.hidden", "/%00"):
+            s = socket.create_connection(("127.0.0.1", self.server.port))
+            s.sendall(b"GET " + path.encode() + b" HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            reply = b""
+            while True:
+                part = s.recv(4096)
+                if not part:
+                    break
+                reply += part
+            s.close()
+            self.assertNotIn(b"secret", reply.split(b"\r\n\r\n", 1)[-1], path)
+            self.assertTrue(reply.startswith(b"HTTP/1.1 400") or reply.startswith(b"HTTP/1.1 404"), (path, reply[:80]))
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
