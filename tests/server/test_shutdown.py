@@ -1,0 +1,76 @@
+"""SIGTERM: the server stops accepting, cancels its searches, closes
+WebSockets with 1001, answers requests in progress, and exits 0 quickly."""
+
+import asyncio
+import json
+import os
+import socket
+import sys
+import threading
+import unittest
+
+import websockets
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from kibitz_server import CHESS_MIDDLE, Server, wait_until  # noqa: E402
+
+
+class ShutdownTest(unittest.TestCase):
+    def test_sigterm(self):
+        s = Server(search_threads=2)
+        s.start()
+        try:
+            # An idle keep-alive connection, a sync analysis in progress and a
+            # WebSocket with an infinite analysis.
+            idle = s.conn()
+            idle.request("GET", "/healthz")
+            idle.getresponse().read()
+            sync_result = {}
+
+            def sync_analyze():
+                try:
+                    sync_result["reply"] = s.post("/v1/analyze", {"fen": CHESS_MIDDLE,
+                                                                  "limits": {"movetime_ms": 60000}})
+                except Exception as e:  # noqa: BLE001 - reported below
+                    sync_result["error"] = e
+            t = threading.Thread(target=sync_analyze)
+            t.start()
+
+            async def ws_client(ready, done):
+                async with websockets.connect(s.ws_url()) as ws:
+                    await ws.send(json.dumps({"type": "analyze", "id": "x", "moves": ["d2d4"],
+                                              "limits": {"infinite": True}}))
+                    while json.loads(await ws.recv())["type"] != "info":
+                        pass
+                    ready.set()
+                    try:
+                        while True:
+                            await ws.recv()
+                    except websockets.ConnectionClosed:
+                        pass
+                    done["code"] = ws.close_code
+
+            ready, done = threading.Event(), {}
+            wt = threading.Thread(target=lambda: asyncio.run(ws_client(ready, done)))
+            wt.start()
+            self.assertTrue(ready.wait(30))
+            self.assertTrue(wait_until(lambda: s.metric("kibitz_jobs_running") == 2))
+
+            code, seconds = s.terminate(timeout=10)
+            self.assertEqual(code, 0, s.log())
+            self.assertLess(seconds, 5.0)
+            wt.join(10)
+            t.join(10)
+            self.assertEqual(done.get("code"), 1001)
+            self.assertIn("reply", sync_result, sync_result)
+            status, _, body = sync_result["reply"]
+            self.assertIn(status, (200, 503), body)
+            # Nothing listens any more.
+            with self.assertRaises(OSError):
+                socket.create_connection(("127.0.0.1", s.port), timeout=2)
+        finally:
+            s.kill()
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
