@@ -298,6 +298,7 @@ async function main() {
     await phone(browser, server.url)
   } catch (e) {
     check("test ran to the end", false, e.stack || String(e))
+    console.log(`--- kibitz output (last lines) ---\n${server.log().split("\n").slice(-40).join("\n")}`)
     if (browser) {
       for (const c of browser.contexts()) for (const p of c.pages()) page = p
       if (page) await page.screenshot({path: path.join(artifacts, "failure.png")}).catch(() => {})
