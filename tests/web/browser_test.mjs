@@ -9,7 +9,7 @@
 // sizes land in the artifacts dir. Prints "N passed, N failed" last.
 
 import {spawn} from "node:child_process"
-import {mkdirSync, existsSync} from "node:fs"
+import {mkdirSync, existsSync, rmSync} from "node:fs"
 import path from "node:path"
 import {chromium} from "playwright-core"
 
@@ -286,6 +286,7 @@ async function main() {
   if (!existsSync(bin)) fail(`no kibitz binary at ${bin}`)
   if (!existsSync(path.join(webRoot, "index.html"))) fail(`no built page at ${webRoot} (scripts/build-web.sh <dir>)`)
   mkdirSync(artifacts, {recursive: true})
+  rmSync(path.join(artifacts, "failure.png"), {force: true})  // from an earlier run
   const server = await startServer()
   console.log(`kibitz at ${server.url}, page from ${webRoot}`)
   let browser
