@@ -112,6 +112,16 @@ class ApiImpl final : public Api {
     return submit_stream(work, callbacks);
   }
 
+  std::shared_ptr<const std::string> cached_analysis(const json& request) override {
+    if (shutting_down_) return nullptr;
+    auto call =
+        decode_analyze(request, caps_, core_->service, engine::Priority::interactive, false);
+    if (!call || call->cache_key.empty()) return nullptr;
+    auto text = core_->cache.get_text(call->cache_key);
+    if (text) metrics_.cache_hit();
+    return text;
+  }
+
   std::shared_ptr<Ticket> annotate_stream(const json& request, StreamCallbacks callbacks) override {
     if (shutting_down_) return answer(callbacks, shutting_down_reply());
     auto call = decode_annotate(request, caps_, core_->service);

@@ -50,6 +50,12 @@ class Api {
   // REST body; "limits.infinite" only allowed when allow_infinite).
   virtual std::shared_ptr<Ticket> analyze(const nlohmann::json& request, engine::Priority priority,
                                           bool allow_infinite, StreamCallbacks callbacks) = 0;
+  // The fast path of POST /v1/analyze (not NDJSON) for repeated requests:
+  // the cached result already serialised (as body.dump() with invalid UTF-8
+  // replaced), or nullptr when the request is not answered from the cache,
+  // is invalid, or the server is shutting down; then call analyze(). Saves
+  // copying and serialising the result on every cache hit.
+  virtual std::shared_ptr<const std::string> cached_analysis(const nlohmann::json& request) = 0;
   // Whole-game review as a stream (WebSocket "annotate"): on_info gets
   // {"ply", "plies", ...} progress objects, on_done the review result.
   virtual std::shared_ptr<Ticket> annotate_stream(const nlohmann::json& request,

@@ -49,7 +49,16 @@ TEST(Scheduler, RepeatedAnalysisIsAnsweredFromTheCache) {
   EXPECT_EQ(metric(*api, "kibitz_nodes_searched_total"), nodes);
   EXPECT_EQ(metric(*api, "kibitz_jobs_finished_total"), finished);
   EXPECT_EQ(metric(*api, "kibitz_cache_hits_total"), 1);
+  // The transport's fast path: the same result, already serialised.
+  auto text = api->cached_analysis(request);
+  ASSERT_NE(text, nullptr);
+  EXPECT_EQ(*text, first.body.dump());
+  EXPECT_EQ(metric(*api, "kibitz_cache_hits_total"), 2);
   // Another point of view, line count or limit is another entry.
+  json stm = request;
+  stm["pov"] = "side_to_move";
+  EXPECT_EQ(api->cached_analysis(stm), nullptr);
+  EXPECT_EQ(api->cached_analysis({{"moves", {"e2e5"}}}), nullptr);
   json other = request;
   other["multipv"] = 1;
   EXPECT_TRUE(analyze(*api, other).headers.empty());
