@@ -288,6 +288,18 @@ void HttpSession::dispatch_route(Request& req) {
 }
 
 void HttpSession::handle_analyze(Request& req, const nlohmann::json& body) {
+  const bool streaming = wants_ndjson(req);
+  // A repeated request is answered from the cache, already serialised: no
+  // search, so no search slot either.
+  if (!streaming) {
+    if (auto text = ctx_.api.cached_analysis(body)) {
+      http::response<http::string_body> res{http::status::ok, ex_.version};
+      res.set(http::field::content_type, "application/json");
+      res.set("X-Kibitz-Cache", "hit");
+      res.body() = *text;
+      return send(std::move(res));
+    }
+  }
 #if KIBITZ_HAVE_ACCESS
   if (ctx_.access) {
     SearchSlot slot = ctx_.access->acquire_search(ex_.key_id, ip_);
@@ -302,7 +314,6 @@ void HttpSession::handle_analyze(Request& req, const nlohmann::json& body) {
     ex_.slot = std::make_shared<SearchSlot>(std::move(slot));
   }
 #endif
-  const bool streaming = wants_ndjson(req);
   if (streaming) {
     // The header goes out with the first line, so an invalid request still
     // gets a plain JSON error with its status.
@@ -515,6 +526,7 @@ void HttpSession::finish_exchange(int status, uint64_t bytes) {
   busy_ = false;
   const double seconds = seconds_since(ex_.start);
   ctx_.api.metrics().observe_request(ex_.route.name, ex_.method, status, seconds);
+  if (!spdlog::should_log(spdlog::level::info)) return;
   spdlog::info("http {} {} {} {} {}B {:.1f}ms{}{}", ip_, loggable(ex_.method, 16),
                loggable(ex_.target), status, bytes, seconds * 1e3,
                ex_.key_id.empty() ? "" : " key=", ex_.key_id);

@@ -6,8 +6,11 @@
 
 namespace kibitz::server {
 
-Listener::Listener(net::io_context& ioc, ServerContext& ctx)
-    : ioc_(ioc), ctx_(ctx), acceptor_(net::make_strand(ioc)), retry_(acceptor_.get_executor()) {}
+Listener::Listener(std::vector<net::io_context*> contexts, ServerContext& ctx)
+    : contexts_(std::move(contexts)),
+      ctx_(ctx),
+      acceptor_(*contexts_.front()),
+      retry_(acceptor_.get_executor()) {}
 
 std::string Listener::open(const std::string& address, int port) {
   beast::error_code ec;
@@ -40,23 +43,24 @@ void Listener::close() {
 }
 
 void Listener::accept() {
-  // Each connection gets its own strand: its handlers never run concurrently.
-  acceptor_.async_accept(net::make_strand(ioc_),
-                         [self = shared_from_this()](beast::error_code ec, tcp::socket s) {
-                           if (ec == net::error::operation_aborted || !self->acceptor_.is_open())
-                             return;
-                           if (ec) {
-                             // E.g. out of file descriptors: back off instead of spinning.
-                             spdlog::warn("accept: {}", ec.message());
-                             self->retry_.expires_after(std::chrono::milliseconds(50));
-                             self->retry_.async_wait([self](beast::error_code wec) {
-                               if (!wec) self->accept();
-                             });
-                             return;
-                           }
-                           std::make_shared<HttpSession>(std::move(s), self->ctx_)->start();
-                           self->accept();
-                         });
+  // Each I/O thread runs its own io_context, so a connection's handlers all
+  // run on one thread, one at a time: the context is the connection's strand,
+  // without the locking of a context shared by several threads.
+  net::io_context& target = *contexts_[next_++ % contexts_.size()];
+  acceptor_.async_accept(target, [self = shared_from_this()](beast::error_code ec, tcp::socket s) {
+    if (ec == net::error::operation_aborted || !self->acceptor_.is_open()) return;
+    if (ec) {
+      // E.g. out of file descriptors: back off instead of spinning.
+      spdlog::warn("accept: {}", ec.message());
+      self->retry_.expires_after(std::chrono::milliseconds(50));
+      self->retry_.async_wait([self](beast::error_code wec) {
+        if (!wec) self->accept();
+      });
+      return;
+    }
+    std::make_shared<HttpSession>(std::move(s), self->ctx_)->start();
+    self->accept();
+  });
 }
 
 }  // namespace kibitz::server

@@ -1,9 +1,11 @@
-// Accepts connections and starts an HttpSession on its own strand for each.
+// Accepts connections and starts an HttpSession for each, handing them out
+// round-robin over the I/O threads' io_contexts.
 #pragma once
 
 #include <boost/asio/steady_timer.hpp>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "beast.h"
 
@@ -11,7 +13,8 @@ namespace kibitz::server {
 
 class Listener : public std::enable_shared_from_this<Listener> {
  public:
-  Listener(net::io_context& ioc, ServerContext& ctx);
+  // Accepts on contexts[0]; connections go to each context in turn.
+  Listener(std::vector<net::io_context*> contexts, ServerContext& ctx);
   // Binds and listens; "" or an error message naming the address.
   std::string open(const std::string& address, int port);
   int port() const { return port_; }
@@ -20,7 +23,8 @@ class Listener : public std::enable_shared_from_this<Listener> {
 
  private:
   void accept();
-  net::io_context& ioc_;
+  std::vector<net::io_context*> contexts_;
+  size_t next_ = 0;
   ServerContext& ctx_;
   tcp::acceptor acceptor_;
   net::steady_timer retry_;

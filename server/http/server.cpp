@@ -20,20 +20,27 @@ namespace {
 constexpr auto kGracePeriod = std::chrono::milliseconds(3000);
 }  // namespace
 
+static std::vector<std::unique_ptr<net::io_context>> make_contexts(int n) {
+  std::vector<std::unique_ptr<net::io_context>> v;
+  for (int i = 0; i < std::max(1, n); ++i) v.push_back(std::make_unique<net::io_context>(1));
+  return v;
+}
+
 struct Server::Impl {
   Impl(Api& api, AccessControl* access, const Config& config)
       : ctx{api, access, config},
-        ioc(std::max(1, config.io_threads)),
-        work(net::make_work_guard(ioc)),
-        signals(ioc) {
+        contexts(make_contexts(config.io_threads)),
+        signals(*contexts.front()) {
+    for (auto& c : contexts) work.push_back(net::make_work_guard(*c));
     ctx.web_root = config.web_root.empty() ? default_web_root() : canonical_root(config.web_root);
   }
 
   // Declared first, destroyed last: sessions that die with the io_context
   // still use it.
   ServerContext ctx;
-  net::io_context ioc;
-  std::optional<net::executor_work_guard<net::io_context::executor_type>> work;
+  // One single-threaded io_context per I/O thread (concurrency hint 1).
+  std::vector<std::unique_ptr<net::io_context>> contexts;
+  std::vector<net::executor_work_guard<net::io_context::executor_type>> work;
   net::signal_set signals;
   std::shared_ptr<Listener> listener;
   std::mutex mutex;
@@ -52,7 +59,9 @@ Server::~Server() {
 const std::string& Server::web_root() const { return impl_->ctx.web_root; }
 
 Expected<int, std::string> Server::listen() {
-  impl_->listener = std::make_shared<Listener>(impl_->ioc, impl_->ctx);
+  std::vector<net::io_context*> contexts;
+  for (auto& c : impl_->contexts) contexts.push_back(c.get());
+  impl_->listener = std::make_shared<Listener>(std::move(contexts), impl_->ctx);
   const std::string error =
       impl_->listener->open(impl_->ctx.config.address, impl_->ctx.config.port);
   if (!error.empty()) return Unexpected(error);
@@ -79,8 +88,7 @@ void Server::run() {
   Impl& m = *impl_;
   if (m.listener) m.listener->start();
   std::vector<std::thread> threads;
-  for (int i = 0; i < std::max(1, m.ctx.config.io_threads); ++i)
-    threads.emplace_back([&m] { m.ioc.run(); });
+  for (auto& c : m.contexts) threads.emplace_back([&ioc = *c] { ioc.run(); });
   {
     std::unique_lock lock(m.mutex);
     m.cv.wait(lock, [&] { return m.stop_requested; });
@@ -96,8 +104,8 @@ void Server::run() {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   if (const size_t left = m.ctx.sessions.size())
     spdlog::warn("shutdown: {} connection(s) still open after the grace period", left);
-  m.work.reset();
-  m.ioc.stop();
+  m.work.clear();
+  for (auto& c : m.contexts) c->stop();
   for (auto& t : threads) t.join();
   m.ctx.gate->close();
   spdlog::info("stopped after {:.0f} ms", seconds_since(started) * 1e3);
