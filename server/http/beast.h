@@ -20,6 +20,13 @@ namespace http = beast::http;
 namespace websocket = beast::websocket;
 using tcp = net::ip::tcp;
 
+// A connection lives on one I/O thread's io_context; naming that executor
+// type (instead of the type-erased any_io_executor) saves copying and
+// destroying an erased executor on every operation.
+using Executor = net::io_context::executor_type;
+using Socket = net::basic_stream_socket<tcp, Executor>;
+using Stream = beast::basic_stream<tcp, Executor, beast::unlimited_rate_policy>;
+
 // Runs fn(session) on the session's strand, if the session and the server
 // still exist. For callbacks from search threads and other foreign threads.
 template <class S, class Fn>

@@ -23,7 +23,7 @@ std::string_view sv(beast::string_view s) { return {s.data(), s.size()}; }
 
 }  // namespace
 
-HttpSession::HttpSession(tcp::socket&& socket, ServerContext& ctx)
+HttpSession::HttpSession(Socket&& socket, ServerContext& ctx)
     : ctx_(ctx), stream_(std::move(socket)) {
   beast::error_code ec;
   const auto remote = stream_.socket().remote_endpoint(ec);
@@ -252,10 +252,7 @@ void HttpSession::dispatch_route(Request& req) {
       return reply(std::move(r));
     }
     case Route::metrics: {
-      http::response<http::string_body> res{http::status::ok, ex_.version};
-      res.set(http::field::content_type, "text/plain; version=0.0.4; charset=utf-8");
-      res.body() = api.metrics().render();
-      return send(std::move(res));
+      return send_text(200, "text/plain; version=0.0.4; charset=utf-8", api.metrics().render());
     }
     case Route::info:
       return reply(api.info());
@@ -293,11 +290,8 @@ void HttpSession::handle_analyze(Request& req, const nlohmann::json& body) {
   // search, so no search slot either.
   if (!streaming) {
     if (auto text = ctx_.api.cached_analysis(body)) {
-      http::response<http::string_body> res{http::status::ok, ex_.version};
-      res.set(http::field::content_type, "application/json");
-      res.set("X-Kibitz-Cache", "hit");
-      res.body() = *text;
-      return send(std::move(res));
+      static const Headers kHit{{"X-Kibitz-Cache", "hit"}};
+      return send_text(200, "application/json", *text, kHit);
     }
   }
 #if KIBITZ_HAVE_ACCESS
@@ -477,11 +471,55 @@ void HttpSession::upgrade(Request&& req) {
 }
 
 void HttpSession::reply(Reply r) {
-  http::response<http::string_body> res{static_cast<http::status>(r.status), ex_.version};
-  res.set(http::field::content_type, "application/json");
-  for (auto& [k, v] : r.headers) res.set(k, v);
-  res.body() = dump_json(r.body);
-  send(std::move(res));
+  send_text(r.status, "application/json", dump_json(r.body), r.headers);
+}
+
+namespace {
+
+bool header_safe(std::string_view s) { return s.find_first_of("\r\n") == std::string_view::npos; }
+
+void append_header(std::string& out, std::string_view name, std::string_view value) {
+  if (!header_safe(name) || !header_safe(value)) return;  // never split the response
+  out += name;
+  out += ": ";
+  out += value;
+  out += "\r\n";
+}
+
+}  // namespace
+
+// Answers with a body in memory as one buffer, written by one async_write:
+// cheaper than Beast's field container and serializer on the hot path (the
+// JSON answers); Beast's serializer stays for files.
+void HttpSession::send_text(int status, std::string_view content_type, std::string_view body,
+                            const Headers& headers) {
+  ex_.ticket.reset();
+  ex_.slot.reset();
+  const bool keep_alive = ex_.keep_alive && !stopping_;
+  auto out = std::make_shared<std::string>();
+  out->reserve(body.size() + 200);
+  *out += ex_.version == 10 ? "HTTP/1.0 " : "HTTP/1.1 ";
+  *out += std::to_string(status);
+  *out += ' ';
+  const auto reason = http::obsolete_reason(static_cast<http::status>(status));
+  out->append(reason.data(), reason.size());
+  *out += "\r\nServer: kibitz\r\n";
+  append_header(*out, "Content-Type", content_type);
+  for (const auto& [k, v] : headers) append_header(*out, k, v);
+  for (const auto& [k, v] : ex_.extra) append_header(*out, k, v);
+  *out += "Content-Length: ";
+  *out += std::to_string(body.size());
+  *out += "\r\n";
+  if (ex_.version >= 11 && !keep_alive) *out += "Connection: close\r\n";
+  if (ex_.version == 10 && keep_alive) *out += "Connection: keep-alive\r\n";
+  *out += "\r\n";
+  if (ex_.method != "HEAD") *out += body;
+  stream_.expires_after(std::chrono::milliseconds(ctx_.config.idle_timeout_ms));
+  net::async_write(
+      stream_, net::buffer(*out),
+      [self = shared_from_this(), out, keep_alive, status](beast::error_code ec, size_t n) {
+        self->on_written(ec, n, !keep_alive, status);
+      });
 }
 
 void HttpSession::reply_error(int status, std::string code, std::string message, Headers headers) {

@@ -18,11 +18,11 @@ namespace kibitz::server {
 
 class HttpSession : public Session, public std::enable_shared_from_this<HttpSession> {
  public:
-  HttpSession(tcp::socket&& socket, ServerContext& ctx);
+  HttpSession(Socket&& socket, ServerContext& ctx);
   ~HttpSession() override;
   void start();
   void shutdown() override;
-  net::any_io_executor executor() { return stream_.get_executor(); }
+  Executor executor() { return stream_.get_executor(); }
 
  private:
   using Request = http::request<http::string_body>;
@@ -70,6 +70,8 @@ class HttpSession : public Session, public std::enable_shared_from_this<HttpSess
   void reply_error(int status, std::string code, std::string message, Headers headers = {});
   template <class Body>
   void send(http::response<Body>&& res);
+  void send_text(int status, std::string_view content_type, std::string_view body,
+                 const Headers& headers = {});
   void on_written(beast::error_code ec, size_t bytes, bool close, int status);
   void finish_exchange(int status, uint64_t bytes);
   void close();
@@ -81,7 +83,7 @@ class HttpSession : public Session, public std::enable_shared_from_this<HttpSess
   // perft) finds its session through a weak pointer, so the session keeps
   // itself alive until the answer is out or the connection is closed.
   std::shared_ptr<HttpSession> self_;
-  beast::tcp_stream stream_;
+  Stream stream_;
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
   std::string ip_;

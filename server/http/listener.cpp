@@ -47,7 +47,7 @@ void Listener::accept() {
   // run on one thread, one at a time: the context is the connection's strand,
   // without the locking of a context shared by several threads.
   net::io_context& target = *contexts_[next_++ % contexts_.size()];
-  acceptor_.async_accept(target, [self = shared_from_this()](beast::error_code ec, tcp::socket s) {
+  acceptor_.async_accept(target, [self = shared_from_this()](beast::error_code ec, Socket s) {
     if (ec == net::error::operation_aborted || !self->acceptor_.is_open()) return;
     if (ec) {
       // E.g. out of file descriptors: back off instead of spinning.

@@ -12,8 +12,8 @@ constexpr size_t kMaxIdLength = 64;
 
 }  // namespace
 
-WsSession::WsSession(beast::tcp_stream&& stream, ServerContext& ctx, std::string ip,
-                     std::string key_id, Headers extra)
+WsSession::WsSession(Stream&& stream, ServerContext& ctx, std::string ip, std::string key_id,
+                     Headers extra)
     : ctx_(ctx),
       ws_(std::move(stream)),
       ip_(std::move(ip)),

@@ -23,12 +23,11 @@ namespace kibitz::server {
 class WsSession : public Session, public std::enable_shared_from_this<WsSession> {
  public:
   using Headers = std::vector<std::pair<std::string, std::string>>;
-  WsSession(beast::tcp_stream&& stream, ServerContext& ctx, std::string ip, std::string key_id,
-            Headers extra);
+  WsSession(Stream&& stream, ServerContext& ctx, std::string ip, std::string key_id, Headers extra);
   ~WsSession() override;
   void start(http::request<http::string_body>&& req);
   void shutdown() override;
-  net::any_io_executor executor() { return ws_.get_executor(); }
+  Executor executor() { return ws_.get_executor(); }
 
   // Queued messages beyond which reading pauses.
   static constexpr size_t kMaxQueued = 64;
@@ -57,7 +56,7 @@ class WsSession : public Session, public std::enable_shared_from_this<WsSession>
   bool take_token();
 
   ServerContext& ctx_;
-  websocket::stream<beast::tcp_stream> ws_;
+  websocket::stream<Stream> ws_;
   std::string ip_;
   std::string key_id_;
   Headers extra_;
