@@ -591,31 +591,37 @@ async def malformed_frames(port, cases, want_1007=False):
 
 
 async def thousand_ws(port, n=1000):
-    """n WebSocket connections at once, each starting an analysis and stopping
-    it shortly after; every analysis must end in a bestmove or an error."""
+    """n WebSocket connections open at once; then each starts an analysis and
+    stops it shortly after; every analysis must end in a bestmove or an error."""
     results = {"bestmove": 0, "open_failed": 0, "unanswered": 0}
     errors = []
-    started = asyncio.Event()
-    opened = 0
+    all_open = asyncio.Event()
+    attempted = 0
+    peak = {"ws": 0}
+
+    def arrived():
+        nonlocal attempted
+        attempted += 1
+        if attempted == n:
+            all_open.set()
 
     async def one(i):
-        nonlocal opened
-        await asyncio.sleep(i * 0.003)  # ~3 s to open them all
+        await asyncio.sleep(i * 0.002)  # ~2 s to open them all
         try:
             r, w = await ws_open(port, timeout=30)
         except Exception:  # noqa: BLE001
             results["open_failed"] += 1
+            arrived()
             return
-        opened += 1
-        if opened == n:
-            started.set()
+        arrived()
+        await all_open.wait()
         try:
             game = "draughts" if i % 3 == 0 else "chess"
             w.write(ws_frame(1, analyze_msg("t", game=game)))
             await asyncio.sleep(random.uniform(0.1, 1.5))
             w.write(ws_frame(1, json.dumps({"type": "stop", "id": "t"}).encode()))
             deadline = time.time() + 60
-            while time.time() < deadline:
+            while True:
                 opcode, payload = await ws_read_frame(r, deadline - time.time())
                 if opcode != 1:
                     continue
@@ -626,8 +632,6 @@ async def thousand_ws(port, n=1000):
                 if m.get("type") == "error":
                     errors.append(m["error"]["code"])
                     break
-            else:
-                results["unanswered"] += 1
         except Exception as e:  # noqa: BLE001
             results["unanswered"] += 1
             errors.append("client: %s" % type(e).__name__)
@@ -636,18 +640,53 @@ async def thousand_ws(port, n=1000):
             await asyncio.sleep(0.2)
             w.transport.abort()
 
+    async def watch():
+        await all_open.wait()
+        m = await asyncio.to_thread(metrics, port)
+        peak["ws"] = int(m.get("kibitz_ws_connections", -1))
+
     t0 = time.time()
-    await asyncio.gather(*(one(i) for i in range(n)))
+    await asyncio.gather(watch(), *(one(i) for i in range(n)))
     took = time.time() - t0
     idle_after = await wait_idle(port)
     m = await asyncio.to_thread(metrics, port)
-    what = ("%d connections (%d failed to open): %d bestmove, errors: %s, %d unanswered; %.0f s in all; searches "
-            "idle %s after; ws gauge %d" % (n, results["open_failed"], results["bestmove"], summarize(errors) or "none",
-                                            results["unanswered"], took,
-                                            "%.1f s" % idle_after if idle_after is not None else "NEVER",
-                                            m.get("kibitz_ws_connections", -1)))
+    what = ("%d connections (%d failed to open, %d open at once per /metrics): %d bestmove, errors: %s, "
+            "%d unanswered; %.0f s in all; searches idle %s after; ws gauge %d" %
+            (n, results["open_failed"], peak["ws"], results["bestmove"], summarize(errors) or "none",
+             results["unanswered"], took, "%.1f s" % idle_after if idle_after is not None else "NEVER",
+             m.get("kibitz_ws_connections", -1)))
     ok = results["open_failed"] == 0 and results["unanswered"] == 0 and idle_after is not None
     return what, ok
+
+
+async def idle_connections(port, n=500, seconds=15):
+    """n connections that never send a byte."""
+    conns = []
+    for _ in range(n):
+        try:
+            conns.append(await asyncio.open_connection("127.0.0.1", port))
+        except OSError:
+            break
+    t0 = time.time()
+    closed = []
+    while time.time() - t0 < seconds and len(closed) < len(conns):
+        for k, (r, _) in enumerate(conns):
+            if k not in closed and r.at_eof():
+                closed.append(k)
+        for r, _ in conns:
+            if not r.at_eof():
+                try:
+                    await asyncio.wait_for(r.read(1), 0.001)
+                except asyncio.TimeoutError:
+                    pass
+                except (ConnectionError, OSError):
+                    pass
+        await asyncio.sleep(0.2)
+    took = time.time() - t0
+    for _, w in conns:
+        w.transport.abort()
+    what = "%d silent connections: %d closed by the server within %.0f s" % (len(conns), len(closed), took)
+    return what, len(conns) == n and len(closed) == n
 
 
 # ---------------------------------------------------------------- driver
@@ -725,6 +764,7 @@ async def run_faults(server, args):
     t0 = time.time()
     await asyncio.sleep(5)
     phases.append(("baseline (no attack)", t0, time.time()))
+    await phase("idle connections", idle_connections(port))
     await phase("slow-loris headers", slow_loris(port, args.loris))
     await phase("slow body", slow_body(port))
     await phase("vanish mid-request", vanish_mid_request(port))
