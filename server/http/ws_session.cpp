@@ -34,7 +34,13 @@ void WsSession::start(http::request<http::string_body>&& req) {
   ctx_.sessions.add(this, weak_from_this());
   // The WebSocket layer has its own timeouts (handshake, idle with pings).
   beast::get_lowest_layer(ws_).expires_never();
-  ws_.set_option(websocket::stream_base::timeout::suggested(beast::role_type::server));
+  // Handshake within the read timeout; a silent peer is pinged and dropped
+  // after the idle timeout.
+  websocket::stream_base::timeout timeouts{};
+  timeouts.handshake_timeout = std::chrono::milliseconds(ctx_.config.read_timeout_ms);
+  timeouts.idle_timeout = std::chrono::milliseconds(ctx_.config.idle_timeout_ms);
+  timeouts.keep_alive_pings = true;
+  ws_.set_option(timeouts);
   ws_.set_option(websocket::stream_base::decorator([extra = extra_](websocket::response_type& res) {
     res.set(http::field::server, "kibitz");
     for (auto& [k, v] : extra) res.set(k, v);
