@@ -734,6 +734,11 @@ def probe_report(recs, phases):
                    (right, len(an), refused, len(wrong), len(other), slowest))
         if wrong or other:
             bad.append("%s: analyses wrong %s failed %s" % (name, wrong[:2], other[:2]))
+        # A refusal is not a wrong answer, but the well-behaved client should
+        # not be locked out by someone else's load.
+        if refused:
+            bad.append("%s: the well-behaved client's analyses refused %d of %d times (429)" %
+                       (name, refused, len(an)))
         rows.append(row)
     return rows, bad
 
