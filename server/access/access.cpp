@@ -125,12 +125,14 @@ struct AccessControl::State {
 
   // Takes a token from the IP bucket and the key bucket, or from neither.
   AccessDecision rate_limit(const std::string& ip, int key, AccessDecision d) {
+    const RateSpec* key_rate = key >= 0 ? &rules.keys[size_t(key)].rate : nullptr;
+    if (!rules.per_ip.limited() && (key_rate == nullptr || !key_rate->limited()))
+      return d;  // no lock
     const auto now = clock();
     std::lock_guard lock(mutex);
     TokenBucket* ip_bucket = nullptr;
     TokenBucket* key_bucket = nullptr;
     if (rules.per_ip.limited()) ip_bucket = &ip_buckets.get(ip, now);
-    const RateSpec* key_rate = key >= 0 ? &rules.keys[size_t(key)].rate : nullptr;
     if (key_rate != nullptr && key_rate->limited()) {
       auto& slot = key_buckets[size_t(key)];
       if (!slot) slot.emplace(*key_rate, now);
