@@ -1,6 +1,7 @@
 // kibitz annotate FILE.pgn|FILE.pdn [--nodes N | --depth D | --movetime MS]
 // Reviews every game of the file; the annotated games go to stdout, a
 // progress bar to stderr.
+#include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -21,6 +22,7 @@ struct AnnotateOptions {
   int64_t movetime_ms = 0;
   int threads = 0;
   int hash_mib = 64;
+  bool no_table_reuse = false;
 };
 
 void draw_progress(int game, int games, int done, int total) {
@@ -58,6 +60,7 @@ int run_annotate(const AnnotateOptions& o) {
   if (o.depth) ro.limits.depth = o.depth;
   if (o.movetime_ms) ro.limits.movetime_ms = o.movetime_ms;
   ro.priority = engine::Priority::interactive;
+  ro.reuse_table = !o.no_table_reuse;
   int status = 0;
   for (size_t g = 0; g < games->size(); ++g) {
     std::optional<Expected<review::Review, Error>> outcome;
@@ -66,6 +69,7 @@ int run_annotate(const AnnotateOptions& o) {
       draw_progress(int(g) + 1, int(games->size()), done, total);
     };
     cb.on_done = [&](const Expected<review::Review, Error>& r) { outcome = r; };
+    const auto started = std::chrono::steady_clock::now();
     auto h = review::start(*service, game, (*games)[g], ro, cb);
     if (!h) {
       std::fprintf(stderr, "kibitz annotate: game %zu: %s\n", g + 1, h.error().message.c_str());
@@ -81,6 +85,11 @@ int run_annotate(const AnnotateOptions& o) {
       continue;
     }
     const auto& r = **outcome;
+    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                        std::chrono::steady_clock::now() - started)
+                        .count();
+    std::fprintf(stderr, "plies %zu nodes %llu time_ms %lld\n", r.plies.size(),
+                 static_cast<unsigned long long>(r.nodes), static_cast<long long>(ms));
     std::fprintf(
         stderr,
         "White: accuracy %.1f%%, average loss %.0f, %d inaccuracies, %d mistakes, %d blunders\n",
@@ -111,6 +120,9 @@ Action add_annotate_command(CLI::App& app) {
       ->check(CLI::Range(1, 256));
   cmd->add_option("--hash", opts->hash_mib, "Table size in MiB per game")
       ->check(CLI::Range(1, 65536));
+  cmd->add_flag(
+      "--no-table-reuse", opts->no_table_reuse,
+      "Clear the table before each position, one at a time (to measure what reuse saves)");
   return [opts] { return run_annotate(*opts); };
 }
 

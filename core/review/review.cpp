@@ -81,6 +81,7 @@ class Job final : public Handle, public std::enable_shared_from_this<Job> {
     if (!options_.limits.depth && !options_.limits.nodes && !options_.limits.movetime_ms)
       options_.limits.nodes = 200'000;
     parallel_ = options_.parallel > 0 ? options_.parallel : std::max(1, service_.threads());
+    if (!options_.reuse_table) parallel_ = 1;
   }
 
   void begin() { pump(); }
@@ -135,6 +136,9 @@ class Job final : public Handle, public std::enable_shared_from_this<Job> {
         }
         ++in_flight_;
       }
+      // One position at a time here, and the previous search has stopped
+      // (its on_done brought us here), so nothing reads the table.
+      if (!options_.reuse_table && !task.second) service_.clear_hash();
       engine::AnalysisRequest req;
       req.game = game_;
       req.fen = replay_.start_fen;

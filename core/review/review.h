@@ -40,6 +40,10 @@ struct Options {
   Thresholds thresholds;
   int parallel = 0;  // positions analysed at once; 0 = the service's threads
   engine::Priority priority = engine::Priority::batch;
+  // false: for measuring what the shared table saves (`kibitz annotate
+  // --no-table-reuse`) — both tables are cleared before each position and
+  // positions run one at a time. Never on a service that serves others.
+  bool reuse_table = true;
 };
 
 enum class Judgment { none, inaccuracy, mistake, blunder };
