@@ -145,7 +145,11 @@ class Job final : public engine::SearchHandle, public std::enable_shared_from_th
       // Stopped before the first iteration: any legal move beats none.
       r.bestmove = G::move_string(shared_.root, shared_.root_moves[0]);
     }
-    if (callbacks_.on_done) callbacks_.on_done(r);
+    // The callbacks go with the report: they often hold the owner of this
+    // job's handle, and keeping them would make a cycle that never frees.
+    engine::Callbacks callbacks = std::move(callbacks_);
+    callbacks_ = {};
+    if (callbacks.on_done) callbacks.on_done(r);
     {
       std::lock_guard lock(mutex_);
       done_ = true;

@@ -72,9 +72,11 @@ void AnalysisWork::start() {
   }
   bool stop_now;
   {
+    // The search may have finished already, on a search thread; then its
+    // handle is not kept (it would hold this work through its callbacks).
     std::lock_guard lock(mutex_);
-    handle_ = *handle;
-    stop_now = stop_requested_;
+    if (!finished_) handle_ = *handle;
+    stop_now = stop_requested_ && !finished_;
   }
   if (stop_now) (*handle)->stop();
 }
@@ -92,6 +94,12 @@ void AnalysisWork::stop() {
 void AnalysisWork::abort(Reply why) { sink_.on_done(std::move(why)); }
 
 void AnalysisWork::on_result(const engine::Result& r) {
+  {
+    // The search is over: drop its handle, whose callbacks hold this work.
+    std::lock_guard lock(mutex_);
+    finished_ = true;
+    handle_.reset();
+  }
   json body = encode_result(r, context_);
   // Only a search that ran to its own limits is worth repeating: not one
   // stopped by a client or cut short by a deadline.
@@ -149,9 +157,11 @@ void AnnotateWork::start() {
   }
   bool stop_now;
   {
+    // The search may have finished already, on a search thread; then its
+    // handle is not kept (it would hold this work through its callbacks).
     std::lock_guard lock(mutex_);
-    handle_ = *handle;
-    stop_now = stop_requested_;
+    if (!finished_) handle_ = *handle;
+    stop_now = stop_requested_ && !finished_;
   }
   if (stop_now) (*handle)->stop();
 }
@@ -169,6 +179,11 @@ void AnnotateWork::stop() {
 void AnnotateWork::abort(Reply why) { sink_.on_done(std::move(why)); }
 
 void AnnotateWork::on_done(const Expected<review::Review, Error>& r) {
+  {
+    std::lock_guard lock(mutex_);
+    finished_ = true;
+    handle_.reset();  // as in AnalysisWork::on_result: no cycle through the callbacks
+  }
   const int64_t ms = ms_since(started_);
   if (r) {
     core_->metrics.job_finished(false, false, r->nodes);

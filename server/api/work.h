@@ -63,6 +63,7 @@ class AnalysisWork final : public Work, public std::enable_shared_from_this<Anal
   std::mutex mutex_;
   std::shared_ptr<engine::SearchHandle> handle_;
   bool stop_requested_ = false;
+  bool finished_ = false;  // the result came; handle_ stays empty from then on
 };
 
 class AnnotateWork final : public Work, public std::enable_shared_from_this<AnnotateWork> {
@@ -85,6 +86,7 @@ class AnnotateWork final : public Work, public std::enable_shared_from_this<Anno
   std::mutex mutex_;
   std::shared_ptr<review::Handle> handle_;
   bool stop_requested_ = false;
+  bool finished_ = false;  // the result came; handle_ stays empty from then on
   std::atomic<bool> deadline_hit_{false};
 };
 

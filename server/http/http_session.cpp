@@ -465,6 +465,7 @@ void HttpSession::upgrade(Request&& req) {
   spdlog::info("http {} GET {} 101", ip_, loggable(ex_.target));
   busy_ = false;
   closed_ = true;  // the socket now belongs to the WebSocket session
+  self_.reset();   // nothing more to answer here; the caller holds a reference
   ctx_.sessions.remove(this);
   std::make_shared<WsSession>(std::move(stream_), ctx_, ip_, ex_.key_id, std::move(ex_.extra))
       ->start(std::move(req));
