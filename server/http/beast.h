@@ -55,4 +55,20 @@ inline std::string loggable(std::string_view s, size_t max = 200) {
   return out;
 }
 
+// A request target for the log, with the value of an access_token query
+// parameter (a WebSocket client's API key) hidden.
+inline std::string loggable_target(std::string_view target) {
+  std::string t(target);
+  const size_t q = t.find('?');
+  if (q != std::string::npos) {
+    for (size_t at = t.find("access_token=", q); at != std::string::npos;
+         at = t.find("access_token=", at + 1)) {
+      if (t[at - 1] != '?' && t[at - 1] != '&') continue;
+      const size_t begin = at + 13, end = std::min(t.find('&', begin), t.size());
+      t.replace(begin, end - begin, "***");
+    }
+  }
+  return loggable(t);
+}
+
 }  // namespace kibitz::server

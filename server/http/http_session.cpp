@@ -426,7 +426,7 @@ void HttpSession::on_readable(uint64_t seq, beast::error_code ec) {
   }
   if (!gone) return;
   spdlog::debug("http {} {} {}: client went away, search cancelled", ip_, ex_.method,
-                loggable(ex_.target));
+                loggable_target(ex_.target));
   if (ex_.ticket) ex_.ticket->cancel();
   ex_.ticket.reset();
   finish_exchange(499, 0);
@@ -462,7 +462,7 @@ void HttpSession::handle_static(const Request& req) {
 
 void HttpSession::upgrade(Request&& req) {
   ctx_.api.metrics().observe_request("/v1/ws", "GET", 101, seconds_since(ex_.start));
-  spdlog::info("http {} GET {} 101", ip_, loggable(ex_.target));
+  spdlog::info("http {} GET {} 101", ip_, loggable_target(ex_.target));
   busy_ = false;
   closed_ = true;  // the socket now belongs to the WebSocket session
   self_.reset();   // nothing more to answer here; the caller holds a reference
@@ -567,7 +567,7 @@ void HttpSession::finish_exchange(int status, uint64_t bytes) {
   ctx_.api.metrics().observe_request(ex_.route.name, ex_.method, status, seconds);
   if (!spdlog::should_log(spdlog::level::info)) return;
   spdlog::info("http {} {} {} {} {}B {:.1f}ms{}{}", ip_, loggable(ex_.method, 16),
-               loggable(ex_.target), status, bytes, seconds * 1e3,
+               loggable_target(ex_.target), status, bytes, seconds * 1e3,
                ex_.key_id.empty() ? "" : " key=", ex_.key_id);
 }
 

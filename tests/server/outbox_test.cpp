@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 
+#include "server/http/beast.h"
 #include "server/http/ndjson_stream.h"
 #include "server/http/router.h"
 #include "server/http/static_files.h"
@@ -95,6 +96,15 @@ TEST(StaticFiles, TypesAndTraversal) {
     EXPECT_EQ(resolve_static(root, bad).status, StaticStatus::bad_path) << bad;
   EXPECT_EQ(resolve_static(root, "/no-such-file-here.js").status, StaticStatus::not_found);
   EXPECT_EQ(resolve_static("", "/index.html").status, StaticStatus::not_found);
+}
+
+TEST(Logging, AccessTokenNeverReachesTheLog) {
+  EXPECT_EQ(loggable_target("/v1/ws?access_token=secret"), "/v1/ws?access_token=***");
+  EXPECT_EQ(loggable_target("/v1/ws?x=1&access_token=secret&y=2"),
+            "/v1/ws?x=1&access_token=***&y=2");
+  EXPECT_EQ(loggable_target("/v1/ws?my_access_token=kept"), "/v1/ws?my_access_token=kept");
+  EXPECT_EQ(loggable_target("/v1/analyze"), "/v1/analyze");
+  EXPECT_EQ(loggable_target("/a\r\nb"), "/a??b");
 }
 
 }  // namespace
