@@ -3,6 +3,7 @@ proto/openapi.yaml."""
 
 import json
 import os
+import re
 import socket
 import sys
 import tempfile
@@ -261,6 +262,86 @@ class HttpTest(unittest.TestCase):
         status, _, r = self.call("POST", "/v1/games/annotate", {"pdn": pdn, "limits": {"depth": 3}})
         self.assertEqual(status, 202, r)
         self.assertTrue(self.wait_job(r["id"]))
+
+    def sixty_ply_game(self):
+        """A legal 60-ply chess game, still going on after its last move,
+        chosen deterministically from the server's own legal-move lists."""
+        uci, san = [], []
+        while len(uci) < 60:
+            status, _, data = self.call("POST", "/v1/moves", {"game": "chess", "moves": uci})
+            self.assertEqual(status, 200, data)
+            options = data["legal_moves"]
+            for k in range(len(options)):
+                m = options[(len(uci) * 7 + k) % len(options)]
+                status, _, after = self.call("POST", "/v1/moves", {"game": "chess", "moves": uci + [m["uci"]]})
+                if after["status"] == "ongoing":
+                    break
+            uci.append(m["uci"])
+            san.append(m["san"])
+        text = " ".join((f"{i // 2 + 1}. " if i % 2 == 0 else "") + m for i, m in enumerate(san))
+        return san, '[Event "sixty plies"]\n[Result "*"]\n\n' + text + " *\n"
+
+    @staticmethod
+    def main_line(pgn):
+        """The main-line SAN moves of one PGN game: comments, variations,
+        NAGs, move numbers, tags and the result left out."""
+        body = "\n".join(line for line in pgn.splitlines() if not line.startswith("["))
+        out, depth, i = [], 0, 0
+        while i < len(body):
+            c = body[i]
+            if c == "{":
+                i = body.index("}", i)
+            elif c == "(":
+                depth += 1
+            elif c == ")":
+                depth -= 1
+            elif not c.isspace() and depth == 0:
+                j = i
+                while j < len(body) and not body[j].isspace() and body[j] not in "{()":
+                    j += 1
+                token = body[i:j]
+                i = j - 1
+                token = token.split(".")[-1]
+                if token and not token.startswith("$") and token not in ("*", "1-0", "0-1", "1/2-1/2"):
+                    out.append(token.rstrip("?!"))
+            i += 1
+        return out
+
+    def test_annotate_sixty_plies_end_to_end(self):
+        san, pgn = self.sixty_ply_game()
+        status, _, r = self.call("POST", "/v1/games/annotate", {"pgn": pgn, "limits": {"nodes": 20000}})
+        self.assertEqual(status, 202, r)
+        seen = []
+
+        def poll():
+            status, _, job = self.call("GET", "/v1/jobs/" + r["id"], template="/v1/jobs/{id}")
+            self.assertEqual(status, 200, job)
+            if job.get("progress"):
+                seen.append(job["progress"]["ply"])
+            return job if job["status"] in ("done", "failed", "cancelled") else None
+        job = wait_until(poll, timeout=120, interval=0.02)
+        self.assertTrue(job, "the review finishes")
+        self.assertEqual(job["status"], "done", job)
+        self.assertTrue(seen, "progress was visible while the review ran")
+        self.assertEqual(seen, sorted(seen), "progress only goes forward")
+        self.assertTrue(all(0 <= p <= 60 for p in seen), seen)
+        result = job["result"]
+        plies = result["plies"]
+        self.assertEqual([p["ply"] for p in plies], list(range(1, 61)))
+        self.assertEqual([p["san"] for p in plies], san)
+        # The annotated game reads back: the same 60 moves, in the PGN and
+        # through the server's own reader (a bad record is refused at once).
+        self.assertEqual(self.main_line(result["pgn"]), san)
+        status, _, again = self.call("POST", "/v1/games/annotate", {"pgn": result["pgn"], "limits": {"depth": 1}})
+        self.assertEqual(status, 202, again)
+        self.call("DELETE", "/v1/jobs/" + again["id"], template="/v1/jobs/{id}")
+        # Its [%eval] comments are the JSON's evaluations after each move.
+        evals = re.findall(r"\[%eval ([^\]]+)\]", result["pgn"])
+        want = []
+        for p in plies:
+            e = p["eval_after"]
+            want.append(f"#{e['mate']}" if "mate" in e else f"{e['cp'] / 100:.2f}")
+        self.assertEqual(evals, want)
 
     # errors
     def test_error_codes(self):
