@@ -11,7 +11,11 @@ if [ ! -f "$build_dir/CMakeCache.txt" ]; then
 elif [ $# -gt 0 ]; then
   cmake -S . -B "$build_dir" "$@"
 fi
-cmake --build "$build_dir" --parallel "$(nproc)"
+# KIBITZ_BUILD_TARGETS="a b": build only those targets (the sanitizer stages
+# of scripts/test.sh build just what they run).
+targets=()
+[ -n "${KIBITZ_BUILD_TARGETS:-}" ] && read -r -a targets <<<"--target $KIBITZ_BUILD_TARGETS"
+cmake --build "$build_dir" --parallel "$(nproc)" "${targets[@]}"
 # The analysis board page, served from <dir of kibitz>/web; needs npm at build time only.
 if command -v npm >/dev/null; then scripts/build-web.sh "$build_dir/web"
 else echo "build.sh: npm not found, building without the web page" >&2; fi

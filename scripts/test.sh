@@ -30,10 +30,12 @@ fi
 
 # Sanitizer builds need only the generic variant: the bmi2 one differs in a
 # handful of inline lookups that the release build's tests already cover.
+# -O1 -g1 (line tables only): the usual sanitizer settings, readable stack
+# traces, and builds about a third faster than -O2 -g on the Beast-heavy code.
 sanitizer_build() {
   local dir=$1 kind=$2
   KIBITZ_BUILD_DIR=$dir scripts/build.sh -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKIBITZ_SANITIZE="$kind" \
-    -DKIBITZ_BMI2_VARIANT=OFF -DKIBITZ_BUILD_BENCH=OFF
+    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" -DKIBITZ_BMI2_VARIANT=OFF -DKIBITZ_BUILD_BENCH=OFF
 }
 
 # Sanitizer reports go to files (log_path), so that one from a process a test
@@ -66,7 +68,9 @@ fi
 
 if has tsan; then
   echo "== ThreadSanitizer: table, thread pool, search jobs, server"
-  sanitizer_build build-tsan thread
+  # Only what the -R filter below runs.
+  targets="kibitz core_tests_generic server_api_tests server_api_dump_samples server_http_tests"
+  KIBITZ_BUILD_TARGETS="$targets access_tests" sanitizer_build build-tsan thread
   reports=$(sanitizer_reports_dir build-tsan)
   status=0
   TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:log_path=$reports/tsan \
