@@ -109,6 +109,7 @@ class ApiImpl final : public Api {
     Sink sink{nullptr, callbacks.on_info, callbacks.on_done};
     auto work = std::make_shared<AnalysisWork>(core_, std::move(*call), std::move(sink),
                                                "a" + std::to_string(++sequence_), deadline());
+    work->owner = callbacks.owner;
     return submit_stream(work, callbacks);
   }
 
@@ -129,6 +130,7 @@ class ApiImpl final : public Api {
     Sink sink{nullptr, callbacks.on_info, callbacks.on_done};
     auto work = std::make_shared<AnnotateWork>(core_, std::move(*call), std::move(sink),
                                                "r" + std::to_string(++sequence_), deadline());
+    work->owner = callbacks.owner;
     return submit_stream(work, callbacks);
   }
 

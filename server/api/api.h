@@ -39,6 +39,9 @@ struct StreamCallbacks {
   // Called from search threads: the receiver must post to its own strand.
   std::function<void(nlohmann::json)> on_info;  // one result object per completed iteration
   std::function<void(Reply)> on_done;           // exactly once: final result (200) or error
+  // Who asks (an API key, else the client's address): the scheduler shares
+  // the search threads fairly between owners.
+  std::string owner;
 };
 
 class Metrics;  // server/api/metrics.h

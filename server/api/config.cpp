@@ -37,6 +37,7 @@ const std::vector<Field>& fields() {
       {"hash_mib_chess", &Config::hash_mib_chess, 1, 1 << 20},
       {"hash_mib_draughts", &Config::hash_mib_draughts, 1, 1 << 20},
       {"queue_size", &Config::queue_size, 0, 1'000'000},
+      {"live_slice_ms", &Config::live_slice_ms, 0, 86'400'000},
       {"max_body_bytes", &Config::max_body_bytes, 1, int64_t{1} << 32},
       {"max_header_bytes", &Config::max_header_bytes, 256, int64_t{1} << 24},
       {"max_json_depth", &Config::max_json_depth, 1, 10'000},

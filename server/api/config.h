@@ -17,7 +17,8 @@ struct Config {
   int io_threads = 2;
   int search_threads = 0;  // 0: all hardware threads
   size_t hash_mib_chess = 64, hash_mib_draughts = 64;
-  size_t queue_size = 64;  // queued analyses before 429 queue_full
+  size_t queue_size = 64;        // queued analyses before 429 queue_full
+  int64_t live_slice_ms = 2000;  // a live search yields its threads after this when work waits
   // caps on what a client controls
   size_t max_body_bytes = 1 << 20;  // 413 payload_too_large
   size_t max_header_bytes = 16384;

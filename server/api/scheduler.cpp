@@ -1,47 +1,199 @@
 #include "server/api/scheduler.h"
 
 #include <algorithm>
+#include <limits>
 
 namespace kibitz::server {
 
-Scheduler::Scheduler(int capacity, size_t queue_size, Metrics& metrics)
+Scheduler::Scheduler(int capacity, size_t queue_size, Metrics& metrics,
+                     std::chrono::milliseconds live_slice)
     : capacity_(std::max(1, capacity)),
       queue_size_(queue_size),
       metrics_(metrics),
-      free_(capacity_) {}
+      live_slice_(live_slice),
+      free_(capacity_) {
+  if (live_slice_.count() > 0) slicer_thread_ = std::thread([this] { slicer(); });
+}
+
+Scheduler::~Scheduler() {
+  {
+    std::lock_guard lock(mutex_);
+    closing_ = true;
+  }
+  slicer_wake_.notify_all();
+  if (!slicer_thread_.joinable()) return;
+  // The slicer may hold the last reference to a work that holds the last
+  // one to this scheduler: then it is the thread running this destructor.
+  if (slicer_thread_.get_id() == std::this_thread::get_id())
+    slicer_thread_.detach();
+  else
+    slicer_thread_.join();
+}
+
+namespace {
+
+int count_of(const std::unordered_map<std::string, int>& counts, const std::string& owner) {
+  auto it = counts.find(owner);
+  return it == counts.end() ? 0 : it->second;
+}
+
+void decrement(std::unordered_map<std::string, int>& counts, const std::string& owner) {
+  auto it = counts.find(owner);
+  if (it != counts.end() && --it->second <= 0) counts.erase(it);
+}
+
+}  // namespace
+
+int Scheduler::running_of(const std::string& owner) const {
+  return count_of(running_by_owner_, owner);
+}
+
+// An owner with nothing queued or running starts afresh: first in turn.
+void Scheduler::forget_if_idle(const std::string& owner) {
+  if (!count_of(queued_by_owner_, owner) && !count_of(running_by_owner_, owner))
+    last_start_.erase(owner);
+}
 
 Scheduler::Admission Scheduler::submit(const std::shared_ptr<Work>& work) {
   std::vector<std::shared_ptr<Work>> start;
+  std::shared_ptr<Work> evicted;
   {
     std::lock_guard lock(mutex_);
     if (shutting_down_) return Admission::shutting_down;
     work->threads = std::clamp(work->threads, 1, capacity_);
     const bool starts_now = queue_.empty() && work->threads <= free_;
-    if (!starts_now && queue_.size() >= queue_size_) return Admission::queue_full;
+    if (!starts_now && queue_.size() >= queue_size_) {
+      evicted = evict_for(*work);
+      if (!evicted) return Admission::queue_full;
+    }
     work->sequence_ = next_sequence_++;
     work->state_ = Work::State::queued;
-    queue_.emplace(std::make_pair(int(work->priority), work->sequence_), work);
+    queue_.emplace(QueueKey{int(work->priority), work->sequence_}, work);
+    ++queued_by_owner_[work->owner];
     metrics_.job_queued();
     start = take_startable();
+    if (!queue_.empty()) slicer_wake_.notify_one();
+  }
+  if (evicted) {
+    Reply r = error_reply(429, "queue_full",
+                          "the analysis queue is full (this search made room for another "
+                          "client's: one client may not fill the queue)");
+    r.headers.emplace_back("Retry-After", "1");
+    evicted->abort(std::move(r));
   }
   for (auto& w : start) w->start();
   return Admission::accepted;
 }
 
+std::shared_ptr<Work> Scheduler::evict_for(const Work& work) {
+  if (work.priority != engine::Priority::interactive) return nullptr;
+  const int mine = count_of(queued_by_owner_, work.owner);
+  const std::string* most = nullptr;
+  int most_count = 0;
+  for (const auto& [owner, n] : queued_by_owner_)
+    if (n > most_count) most = &owner, most_count = n;
+  // Only an owner with clearly more queued than the newcomer's gives way,
+  // so that two clients never take turns pushing each other out.
+  if (!most || most_count < mine + 2) return nullptr;
+  for (auto it = queue_.rbegin(); it != queue_.rend(); ++it) {
+    Work& w = *it->second;
+    if (w.owner != *most || w.priority != engine::Priority::interactive) continue;
+    auto victim = std::move(it->second);
+    queue_.erase(std::next(it).base());
+    decrement(queued_by_owner_, victim->owner);
+    forget_if_idle(victim->owner);
+    victim->state_ = Work::State::finished;
+    metrics_.job_dequeued();
+    return victim;
+  }
+  return nullptr;
+}
+
+std::map<Scheduler::QueueKey, std::shared_ptr<Work>>::iterator Scheduler::next_in_line() {
+  if (queue_.empty()) return queue_.end();
+  // Within the most urgent priority present: the owner with the fewest
+  // searches running first, then the one whose last start is oldest (owners
+  // take turns), then arrival order.
+  const int top = queue_.begin()->first.first;
+  auto best = queue_.end();
+  std::pair<int, uint64_t> best_rank{std::numeric_limits<int>::max(), 0};
+  for (auto it = queue_.begin(); it != queue_.end() && it->first.first == top; ++it) {
+    const std::string& owner = it->second->owner;
+    const auto last = last_start_.find(owner);
+    const std::pair<int, uint64_t> rank{running_of(owner),
+                                        last == last_start_.end() ? 0 : last->second};
+    if (rank < best_rank) {
+      best = it;
+      best_rank = rank;
+      if (rank == std::pair<int, uint64_t>{0, 0}) break;
+    }
+  }
+  return best;
+}
+
 std::vector<std::shared_ptr<Work>> Scheduler::take_startable() {
   std::vector<std::shared_ptr<Work>> start;
-  // Strict order: the first in line waits for its threads rather than being
-  // overtaken by smaller work, so a large job is never starved.
-  while (!queue_.empty() && queue_.begin()->second->threads <= free_) {
-    auto w = std::move(queue_.begin()->second);
-    queue_.erase(queue_.begin());
+  // The next in line waits for its threads rather than being overtaken by
+  // smaller work, so a large job is never starved.
+  const auto now = std::chrono::steady_clock::now();
+  for (;;) {
+    auto it = next_in_line();
+    if (it == queue_.end() || it->second->threads > free_) break;
+    auto w = std::move(it->second);
+    queue_.erase(it);
+    decrement(queued_by_owner_, w->owner);
     free_ -= w->threads;
     w->state_ = Work::State::running;
+    w->started_ = now;
+    ++running_by_owner_[w->owner];
+    last_start_[w->owner] = ++starts_;
     running_.emplace(w.get(), w);
     metrics_.job_started();
     start.push_back(std::move(w));
   }
   return start;
+}
+
+std::vector<std::shared_ptr<Work>> Scheduler::take_yielding() {
+  std::vector<std::shared_ptr<Work>> out;
+  auto next = next_in_line();
+  if (next == queue_.end() || shutting_down_) return out;
+  int need = next->second->threads - free_;
+  for (const auto& [ptr, w] : running_)
+    if (w->yielding_) need -= w->threads;  // already on their way out
+  if (need <= 0) return out;
+  const auto now = std::chrono::steady_clock::now();
+  std::vector<std::shared_ptr<Work>> due;
+  for (const auto& [ptr, w] : running_)
+    if (w->live && !w->yielding_ && now - w->started_ >= live_slice_) due.push_back(w);
+  std::sort(due.begin(), due.end(), [](const auto& a, const auto& b) {
+    return a->started_ < b->started_;  // the longest-running yields first
+  });
+  for (auto& w : due) {
+    if (need <= 0) break;
+    w->yielding_ = true;
+    need -= w->threads;
+    out.push_back(std::move(w));
+  }
+  return out;
+}
+
+// Wakes while work waits, and asks live searches past their slice to stop.
+void Scheduler::slicer() {
+  std::unique_lock lock(mutex_);
+  while (!closing_) {
+    if (queue_.empty())
+      slicer_wake_.wait(lock);
+    else
+      slicer_wake_.wait_for(lock, std::chrono::milliseconds(50));
+    if (closing_) break;
+    auto yielding = take_yielding();
+    if (yielding.empty()) continue;
+    lock.unlock();
+    for (auto& w : yielding) w->stop();  // reports and calls finished() as usual
+    yielding.clear();
+    lock.lock();
+  }
 }
 
 void Scheduler::cancel(const std::shared_ptr<Work>& work) {
@@ -50,6 +202,8 @@ void Scheduler::cancel(const std::shared_ptr<Work>& work) {
     std::lock_guard lock(mutex_);
     if (work->state_ == Work::State::queued) {
       queue_.erase({int(work->priority), work->sequence_});
+      decrement(queued_by_owner_, work->owner);
+      forget_if_idle(work->owner);
       work->state_ = Work::State::finished;
       metrics_.job_dequeued();
       was_queued = true;
@@ -73,6 +227,8 @@ void Scheduler::finished(Work& work) {
     if (it == running_.end()) return;
     keep = std::move(it->second);
     running_.erase(it);
+    decrement(running_by_owner_, work.owner);
+    forget_if_idle(work.owner);
     free_ += work.threads;
     work.state_ = Work::State::finished;
     if (!shutting_down_) start = take_startable();
@@ -92,6 +248,8 @@ void Scheduler::shutdown() {
       queued.push_back(std::move(w));
     }
     queue_.clear();
+    queued_by_owner_.clear();
+    last_start_.clear();
     for (auto& [ptr, w] : running_) running.push_back(w);
     if (running_.empty()) idle_.notify_all();
   }

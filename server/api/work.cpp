@@ -28,6 +28,7 @@ AnalysisWork::AnalysisWork(std::shared_ptr<ApiCore> core, AnalyzeCall call, Sink
       deadline_(deadline) {
   threads = call_.request.threads;
   priority = call_.request.priority;
+  live = call_.request.limits.infinite;
   context_.game = call_.request.game;
   context_.fen = call_.position.fen;
   context_.pov_white = call_.pov_white;

@@ -28,7 +28,8 @@ struct ApiCore {
         service(s),
         metrics(m),
         cache(c.cache_entries),
-        scheduler(std::make_shared<Scheduler>(s.threads(), c.queue_size, m)) {}
+        scheduler(std::make_shared<Scheduler>(s.threads(), c.queue_size, m,
+                                              std::chrono::milliseconds(c.live_slice_ms))) {}
   Config config;
   engine::Service& service;
   Metrics& metrics;

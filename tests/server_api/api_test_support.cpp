@@ -36,6 +36,7 @@ Config test_config() {
   c.max_movetime_ms = 5000;
   c.max_multipv = 3;
   c.queue_size = 8;
+  c.live_slice_ms = 0;  // a Blocker holds its threads until released
   return c;
 }
 

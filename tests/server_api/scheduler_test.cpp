@@ -17,8 +17,9 @@ struct Blocker {
   std::shared_ptr<std::promise<Reply>> done = std::make_shared<std::promise<Reply>>();
   std::shared_ptr<Ticket> ticket;
 
-  explicit Blocker(Api& api, int threads = 1) {
+  explicit Blocker(Api& api, int threads = 1, std::string owner = "") {
     StreamCallbacks cb;
+    cb.owner = std::move(owner);
     cb.on_done = [d = done](Reply r) { d->set_value(std::move(r)); };
     ticket = api.analyze({{"limits", {{"infinite", true}}}, {"threads", threads}},
                          engine::Priority::interactive, true, cb);
@@ -144,6 +145,90 @@ TEST(Scheduler, InteractiveGoesBeforeBatch) {
   blocker.release();
   for (auto& d : done) d->get_future().wait();
   EXPECT_EQ(order, (std::vector<std::string>{"interactive1", "interactive2", "batch1", "batch2"}));
+}
+
+// Records the order in which analyses of several owners finish.
+struct Recorder {
+  std::mutex mutex;
+  std::vector<std::string> order;
+  std::vector<std::shared_ptr<std::promise<Reply>>> done;
+  std::vector<std::shared_ptr<Ticket>> tickets;
+
+  std::shared_ptr<std::promise<Reply>> submit(Api& api, const std::string& name,
+                                              const std::string& owner, const char* move) {
+    auto d = std::make_shared<std::promise<Reply>>();
+    done.push_back(d);
+    StreamCallbacks cb;
+    cb.owner = owner;
+    cb.on_done = [this, name, d](Reply r) {
+      {
+        std::lock_guard lock(mutex);
+        order.push_back(name);
+      }
+      d->set_value(std::move(r));
+    };
+    tickets.push_back(api.analyze({{"moves", {move}}, {"limits", {{"depth", 2}}}},
+                                  engine::Priority::interactive, false, cb));
+    return d;
+  }
+};
+
+TEST(Scheduler, OwnersTakeTurnsForTheThreads) {
+  auto service = small_service(1);
+  auto api = make_api(test_config(), *service);
+  Blocker blocker(*api, 1, "flood");
+  Recorder r;
+  r.submit(*api, "flood1", "flood", "e2e4");
+  r.submit(*api, "flood2", "flood", "d2d4");
+  r.submit(*api, "flood3", "flood", "c2c4");
+  r.submit(*api, "quiet1", "quiet", "g1f3");
+  blocker.release();
+  for (auto& d : r.done) d->get_future().wait();
+  // "quiet" has nothing running when the thread frees: it goes first, though
+  // it came last; then "flood" in arrival order.
+  EXPECT_EQ(r.order, (std::vector<std::string>{"quiet1", "flood1", "flood2", "flood3"}));
+}
+
+TEST(Scheduler, AFullQueueMakesRoomForAnotherOwner) {
+  auto service = small_service(1);
+  Config c = test_config();
+  c.queue_size = 3;
+  auto api = make_api(c, *service);
+  Blocker blocker(*api, 1, "flood");
+  Recorder r;
+  auto f1 = r.submit(*api, "flood1", "flood", "e2e4");
+  auto f2 = r.submit(*api, "flood2", "flood", "d2d4");
+  auto f3 = r.submit(*api, "flood3", "flood", "c2c4");
+  // The queue is full of one owner's searches: another owner's still gets
+  // in, and the flooder's newest queued search is refused in its place.
+  auto q = r.submit(*api, "quiet", "quiet", "g1f3");
+  Reply out3 = f3->get_future().get();
+  EXPECT_EQ(out3.status, 429);
+  EXPECT_EQ(out3.body["error"]["code"], "queue_full");
+  // The flooder's next one is refused outright: it still has the most queued.
+  auto f4 = r.submit(*api, "flood4", "flood", "b2b4");
+  EXPECT_EQ(f4->get_future().get().status, 429);
+  blocker.release();
+  EXPECT_EQ(q->get_future().get().status, 200);
+  EXPECT_EQ(f1->get_future().get().status, 200);
+  EXPECT_EQ(f2->get_future().get().status, 200);
+}
+
+TEST(Scheduler, ALiveSearchYieldsItsThreadAfterItsSlice) {
+  auto service = small_service(1);
+  Config c = test_config();
+  c.live_slice_ms = 100;
+  auto api = make_api(c, *service);
+  Blocker live(*api, 1, "viewer");
+  Recorder r;
+  auto waiting = r.submit(*api, "other", "other", "e2e4");
+  // The live search holds the only thread; after its slice it ends (with its
+  // best move so far, as if stopped) and the waiting analysis runs.
+  Reply yielded = live.done->get_future().get();
+  EXPECT_EQ(yielded.status, 200);
+  EXPECT_TRUE(yielded.body["bestmove"].is_string()) << yielded.body.dump();
+  EXPECT_EQ(waiting->get_future().get().status, 200);
+  live.ticket->cancel();  // finished already: a no-op
 }
 
 TEST(Scheduler, CancellingAQueuedAnalysisAnswersCancelled) {
