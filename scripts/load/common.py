@@ -92,9 +92,11 @@ def wait_until_ready(port, timeout=30):
     raise RuntimeError("server on port %d never became ready" % port)
 
 
-def request(port, method, path, body=None, headers=None, timeout=30):
-    """One request on a fresh connection: (status, parsed JSON or raw text)."""
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+def request(port, method, path, body=None, headers=None, timeout=30, source=None):
+    """One request on a fresh connection: (status, parsed JSON or raw text).
+    source: the local address to connect from (e.g. "127.0.0.2")."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout,
+                                      source_address=(source, 0) if source else None)
     try:
         data = json.dumps(body).encode() if isinstance(body, (dict, list)) else body
         h = {"Content-Type": "application/json"} if data is not None else {}

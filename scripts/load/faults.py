@@ -29,10 +29,15 @@ RSS_RETURN_SLACK = 1.10  # "near the pre-attack level": within 10%
 # ---------------------------------------------------------------- probe
 
 
+PROBE_SOURCE = "127.0.0.2"
+
+
 def probe_main(port, out_path):
     """Runs until killed. Three threads: /healthz on a keep-alive connection
     every 20 ms, /healthz on a fresh connection every 200 ms, a mate-in-one
-    analysis (uncached: the node limit changes) every 1.5 s."""
+    analysis (uncached: the node limit changes) every 1.5 s. It connects from
+    its own address, PROBE_SOURCE: another client, as it would be from
+    another machine (the attackers all come from 127.0.0.1)."""
     import http.client
     import threading
 
@@ -49,7 +54,8 @@ def probe_main(port, out_path):
             t0 = time.time()
             try:
                 if conn is None or fresh:
-                    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+                    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10,
+                                                      source_address=(PROBE_SOURCE, 0))
                 conn.request("GET", "/healthz")
                 r = conn.getresponse()
                 r.read()
@@ -70,7 +76,8 @@ def probe_main(port, out_path):
             body = {"fen": common.MATE_IN_ONE_FEN, "limits": {"depth": 2 + i % 4, "nodes": 300000 + i}}
             t0 = time.time()
             try:
-                status, reply = common.request(port, "POST", "/v1/analyze", body, timeout=30)
+                status, reply = common.request(port, "POST", "/v1/analyze", body, timeout=30,
+                                               source=PROBE_SOURCE)
                 best = reply.get("bestmove") if isinstance(reply, dict) else None
             except Exception as e:  # noqa: BLE001
                 status, best = "error: %s" % type(e).__name__, None
