@@ -19,6 +19,7 @@
 
 #include <cerrno>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -103,9 +104,19 @@ int connect_to(int port) {
   return fd;
 }
 
+// libFuzzer's timeout alarm (SIGALRM, -timeout) interrupts blocking calls:
+// an EINTR is retried, never taken for the server's answer.
+ssize_t recv_retry(int fd, void* buf, size_t n) {
+  for (;;) {
+    const ssize_t r = recv(fd, buf, n, 0);
+    if (r >= 0 || errno != EINTR) return r;
+  }
+}
+
 void send_all(int fd, std::string_view bytes) {
   while (!bytes.empty()) {
     const ssize_t n = send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return;  // the server may close first: that is allowed
     bytes.remove_prefix(size_t(n));
   }
@@ -198,7 +209,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string head;
   char c;
   while (head.size() < 4096 && head.find("\r\n\r\n") == std::string::npos) {
-    if (recv(fd, &c, 1, 0) != 1) std::abort();
+    if (const ssize_t got = recv_retry(fd, &c, 1); got != 1) {
+      std::fprintf(stderr, "handshake: recv %zd errno %d after %zu bytes: %s\n", got, errno,
+                   head.size(), head.c_str());
+      std::abort();
+    }
     head += c;
   }
   if (head.rfind("HTTP/1.1 101", 0) != 0) std::abort();
@@ -229,7 +244,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string in;
   char buf[65536];
   for (;;) {
-    const ssize_t n = recv(fd, buf, sizeof buf, 0);
+    const ssize_t n = recv_retry(fd, buf, sizeof buf);
     if (n > 0) {
       in.append(buf, size_t(n));
       continue;
