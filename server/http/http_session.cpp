@@ -323,7 +323,7 @@ void HttpSession::handle_analyze(Request& req, const nlohmann::json& body) {
     ex_.stream.emplace(std::move(header), chunked);
   }
   StreamCallbacks cb;
-  cb.owner = ex_.key_id.empty() ? ip_ : "key " + ex_.key_id;
+  cb.owner = search_owner(ip_, ex_.key_id);
   auto weak = weak_from_this();
   auto gate = ctx_.gate;
   const uint64_t seq = ex_.seq;

@@ -181,7 +181,7 @@ void WsSession::start_search(const std::string& id, bool annotate, nlohmann::jso
   auto weak = weak_from_this();
   auto gate = ctx_.gate;
   StreamCallbacks cb;
-  cb.owner = key_id_.empty() ? ip_ : "key " + key_id_;
+  cb.owner = search_owner(ip_, key_id_);
   const char* update_type = annotate ? "progress" : "info";
   const char* final_type = annotate ? "review" : "bestmove";
   cb.on_info = [weak, gate, id, gen, update_type](nlohmann::json j) {
