@@ -192,8 +192,19 @@ class Job final : public Handle, public std::enable_shared_from_this<Job> {
       if (p.done) ++done_count_;
       done = int(done_count_);
     }
-    if (callbacks_.on_progress) callbacks_.on_progress(done, int(plies_.size()));
+    report_progress(done);
     pump();
+  }
+
+  // Results arrive on several search threads at once: progress is reported
+  // in order, never twice for one figure, and the last one before on_done.
+  // The lock is recursive: on_progress may stop the review, and a stopped
+  // search may report its result on this very thread.
+  void report_progress(int done) {
+    std::lock_guard lock(progress_mutex_);
+    if (done <= progress_reported_) return;
+    progress_reported_ = done;
+    if (callbacks_.on_progress) callbacks_.on_progress(done, int(plies_.size()));
   }
 
   void maybe_finish() {
@@ -205,6 +216,7 @@ class Job final : public Handle, public std::enable_shared_from_this<Job> {
       finished_ = true;
       cancelled = cancelled_;
     }
+    if (!cancelled) report_progress(int(plies_.size()));
     // Nothing else touches the results once finished_ is set.
     Expected<Review, Error> outcome =
         cancelled ? Expected<Review, Error>(
@@ -322,6 +334,8 @@ class Job final : public Handle, public std::enable_shared_from_this<Job> {
   int parallel_ = 1;
 
   mutable std::mutex mutex_;
+  std::recursive_mutex progress_mutex_;  // never taken inside mutex_
+  int progress_reported_ = 0;
   std::condition_variable cv_;
   std::vector<PlyState> plies_;
   std::vector<size_t> restricted_;  // plies whose played move still needs its search
