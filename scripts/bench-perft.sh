@@ -32,7 +32,7 @@ depths=(6 5 6)
 expected=(119060324 193690690 11030083)
 
 now_us() { echo $(( $(date +%s%N) / 1000 )); }
-median() { sort -g | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
+source scripts/lib/median.sh
 
 # run_one ENGINE FEN DEPTH -> prints "nodes wall_us"
 run_one() {

@@ -23,14 +23,14 @@ depth=${REVIEW_DEPTH:-12}
 threads=$(nproc)
 [ -x "$kibitz" ] || { echo "bench-review: $kibitz not found; build first (scripts/build.sh)" >&2; exit 1; }
 
-median() { sort -g | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
+source scripts/lib/median.sh
 # run ARGS... -> "plies nodes time_ms" from kibitz annotate's summary line
 run() {
   "$kibitz" annotate "$game" "$@" 2>&1 >/dev/null | tr '\r' '\n' |
     sed -n 's/^plies \([0-9]*\) nodes \([0-9]*\) time_ms \([0-9]*\)$/\1 \2 \3/p'
 }
 
-echo "$("$kibitz" --version) on $(nproc) CPUs; game $game"
+echo "$("$kibitz" --version) on $threads CPUs; game $game"
 times=()
 for r in $(seq "$rounds"); do
   read -r plies nodes ms <<<"$(run --nodes 1000000 --threads "$threads")"
