@@ -4,11 +4,14 @@
 # passed.
 #
 #   1. Release build, every test (deep perft included, and web.browser: the
-#      page in chromium, screenshots in build-test/artifacts/web).
+#      page in chromium, screenshots in build-test/artifacts/web) but the
+#      chaos test (label "chaos"), which is for the sanitizer builds.
 #   2. AddressSanitizer + UndefinedBehaviorSanitizer build, every test but
-#      the deep perft cases (label "slow"), which would take minutes there.
+#      the deep perft cases (label "slow"), which would take minutes there;
+#      the chaos test (scripts/chaos.sh) runs here for 60 s.
 #   3. ThreadSanitizer build: the tests of shared state between threads
-#      (transposition table, thread pool, search jobs, server).
+#      (transposition table, thread pool, search jobs, server), and the
+#      chaos test for KIBITZ_CHAOS_SECONDS (default here 30).
 #   4. Every libFuzzer target for 30 seconds (clang-14, ASan+UBSan): FEN,
 #      moves and records of both games, server request bodies, WebSocket
 #      messages through the real server.
@@ -25,7 +28,7 @@ has() { [[ ",$stages," == *",$1,"* ]]; }
 if has release; then
   echo "== Release build, all tests"
   KIBITZ_BUILD_DIR=build-test scripts/build.sh
-  ctest --test-dir build-test --output-on-failure --parallel "$jobs"
+  ctest --test-dir build-test --output-on-failure --parallel "$jobs" -LE chaos
 fi
 
 # Sanitizer builds need only the generic variant: the bmi2 one differs in a
@@ -74,8 +77,9 @@ if has tsan; then
   reports=$(sanitizer_reports_dir build-tsan)
   status=0
   TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:log_path=$reports/tsan \
+  KIBITZ_CHAOS_SECONDS=${KIBITZ_CHAOS_SECONDS:-30} \
     ctest --test-dir build-tsan --output-on-failure --parallel "$jobs" -LE slow \
-      -R 'TranspositionTable|ThreadPool|ChessSearch|DraughtsSearch|server\.|Scheduler' || status=$?
+      -R 'TranspositionTable|ThreadPool|ChessSearch|DraughtsSearch|server\.|Scheduler|^chaos$' || status=$?
   check_sanitizer_reports "$reports" "$status"
 fi
 if has fuzz; then
