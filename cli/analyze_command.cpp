@@ -55,9 +55,9 @@ int run_analyze(const AnalyzeOptions& o) {
   {
     auto api = server::make_api(*config, *service);
     std::promise<server::Reply> promise;
-    server::StreamCallbacks callbacks;
-    callbacks.on_done = [&promise](server::Reply r) { promise.set_value(std::move(r)); };
-    auto ticket = api->analyze(request, engine::Priority::interactive, false, callbacks);
+    server::Reporter reporter;
+    reporter.on_done = [&promise](server::Reply r) { promise.set_value(std::move(r)); };
+    auto ticket = api->analyze(request, server::Origin{}, std::move(reporter));
     const server::Reply reply = promise.get_future().get();
     const std::string text =
         reply.body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);

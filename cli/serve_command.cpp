@@ -36,21 +36,6 @@ struct ServeOptions {
   int search_nice = 10;
 };
 
-// The search threads inherit the nice value of the thread that creates them
-// (Linux priorities are per thread). Creating the service on a thread reniced
-// to `nice` puts every search thread below the I/O threads, so the server
-// answers at once while all cores search, without any privilege.
-std::unique_ptr<engine::Service> make_background_service(const engine::ServiceOptions& so,
-                                                         int nice) {
-  std::unique_ptr<engine::Service> service;
-  std::thread([&] {
-    if (nice > 0 && setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), nice) != 0)
-      spdlog::warn("cannot lower the search threads' priority: setpriority failed");
-    service = engine::make_service(so);
-  }).join();
-  return service;
-}
-
 int run_serve(const ServeOptions& o) {
   auto loaded = server::load_config(o.config_file);
   if (!loaded) {
@@ -93,7 +78,14 @@ int run_serve(const ServeOptions& o) {
                    : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
   so.hash_mib[0] = config.hash_mib_chess;
   so.hash_mib[1] = config.hash_mib_draughts;
-  auto service = make_background_service(so, o.search_nice);
+  // Search threads below the I/O threads: the server answers at once while
+  // every core searches.
+  so.search_nice = o.search_nice;
+  so.search_idle_policy = true;
+  so.on_task_error = [](const std::string& what) {
+    spdlog::error("a search thread caught an exception that escaped its task: {}", what);
+  };
+  auto service = engine::make_service(so);
   auto api = server::make_api(config, *service);
   {
     server::Server srv(*api, access, config);

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -32,10 +33,14 @@ struct Limits {
 
 enum class Priority { interactive = 0, batch = 1 };
 
+class PreparedPosition;  // engine/service.h
+
 struct AnalysisRequest {
   GameKind game = GameKind::chess;
   std::string fen;                 // empty: the start position
   std::vector<std::string> moves;  // played from fen (UCI or SAN for chess, PDN for draughts)
+  // Decoded already (Service::prepare): then fen and moves are not read.
+  std::shared_ptr<const PreparedPosition> position;
   Limits limits;
   int multipv = 1;
   int threads = 1;

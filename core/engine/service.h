@@ -4,6 +4,7 @@
 // variant.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -19,6 +20,13 @@ namespace kibitz::engine {
 struct ServiceOptions {
   int threads = 1;
   size_t hash_mib[2] = {64, 64};  // per game: [chess, draughts]
+  // Nice value of the search threads (0..19). A server raises it so that its
+  // I/O threads are never kept waiting by searches on the same cores.
+  int search_nice = 0;
+  bool search_idle_policy = false;  // Linux SCHED_IDLE (see engine/thread_pool.h)
+  // Told of an exception that escaped a task on a search thread (a bug: the
+  // task's own handling should have caught it); the thread goes on.
+  std::function<void(const std::string&)> on_task_error;
 };
 
 struct LegalMove {
@@ -38,6 +46,10 @@ struct MovesReport {
 struct PositionInfo {
   std::string fen;   // normalised, after the moves
   uint64_t key = 0;  // Zobrist key of that position
+  // The history that can still matter to the search (repetitions): a hash
+  // of the keys of the positions played before, since the last irreversible
+  // move. Two requests with equal fen, key and history_key search alike.
+  uint64_t history_key = 0;
   bool white_to_move = true;
   int legal_moves = 0;
   std::string status;  // as engine::Result::status
@@ -57,17 +69,43 @@ struct Replay {
   std::string status;  // of the final position, as engine::Result::status
 };
 
+// A position decoded once: the FEN read and the moves played, with the
+// history the search needs. Made by Service::prepare; an AnalysisRequest
+// that carries one is not decoded again.
+class PreparedPosition {
+ public:
+  virtual ~PreparedPosition() = default;
+  const PositionInfo& info() const { return info_; }
+
+ protected:
+  PositionInfo info_;
+};
+
+struct PerftCallbacks {
+  // Exactly once, on a search thread: the count, or an error ("cancelled"
+  // after stop(), "deadline_exceeded", "internal").
+  std::function<void(const Expected<PerftReport, Error>&)> on_done;
+};
+
 class Service {
  public:
   virtual ~Service() = default;
 
-  // Starts an analysis. Errors: invalid_fen, illegal_move, invalid_request.
-  // When the position has no legal move, on_done runs before this returns.
+  // Decodes a position: errors invalid_fen, illegal_move.
+  virtual Expected<std::shared_ptr<const PreparedPosition>, Error> prepare(
+      GameKind game, std::string_view fen, const std::vector<std::string>& moves) = 0;
+  // Starts an analysis (of request.position when set, else of fen + moves).
+  // Errors: invalid_fen, illegal_move, invalid_request. When the position
+  // has no legal move, on_done runs before this returns.
   virtual Expected<std::shared_ptr<SearchHandle>, Error> analyze(const AnalysisRequest& request,
                                                                  Callbacks callbacks) = 0;
   // The position after `moves` from `fen`, cheaply: for validation and cache keys.
-  virtual Expected<PositionInfo, Error> position(GameKind game, std::string_view fen,
-                                                 const std::vector<std::string>& moves) = 0;
+  Expected<PositionInfo, Error> position(GameKind game, std::string_view fen,
+                                         const std::vector<std::string>& moves) {
+    auto p = prepare(game, fen, moves);
+    if (!p) return Unexpected(p.error());
+    return (*p)->info();
+  }
   // Plays `moves` (as written in a game record: SAN or UCI for chess, PDN
   // for draughts) from `fen`. An illegal or unreadable move is an
   // "illegal_move" error whose message starts "ply N" and names the token.
@@ -76,8 +114,16 @@ class Service {
   // The position after `moves` from `fen`, its legal moves and its status.
   virtual Expected<MovesReport, Error> moves(GameKind game, std::string_view fen,
                                              const std::vector<std::string>& moves) = 0;
+  // Counts on the caller's thread (the CLI).
   virtual Expected<PerftReport, Error> perft(GameKind game, std::string_view fen, int depth,
                                              bool divide) = 0;
+  // Counts on one search thread; stop() ends it early with "cancelled", and
+  // the deadline with "deadline_exceeded".
+  virtual Expected<std::shared_ptr<SearchHandle>, Error> perft_async(GameKind game,
+                                                                     std::string_view fen,
+                                                                     int depth,
+                                                                     Clock::time_point deadline,
+                                                                     PerftCallbacks callbacks) = 0;
 
   virtual int hashfull(GameKind game) const = 0;
   // Resizes one game's table and clears it; only while no search runs.

@@ -1,11 +1,18 @@
 #include "engine/thread_pool.h"
 
+#include <sched.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
 namespace kibitz::engine {
 
-ThreadPool::ThreadPool(int threads, size_t stack_bytes) {
+ThreadPool::ThreadPool(int threads, Options options) : options_(std::move(options)) {
+  const size_t stack_bytes = options_.stack_bytes;
   pthread_attr_t attr;
   pthread_attr_init(&attr);
   pthread_attr_setstacksize(&attr, stack_bytes);
@@ -27,21 +34,40 @@ ThreadPool::ThreadPool(int threads, size_t stack_bytes) {
 }
 
 ThreadPool::~ThreadPool() {
-  std::map<std::pair<int, uint64_t>, Task> dropped;
+  std::deque<Task> dropped;
   {
     std::lock_guard lock(mutex_);
     quit_ = true;
     dropped.swap(queue_);
   }
   wake_.notify_all();
-  for (auto& [key, task] : dropped)
-    if (task.cancelled) task.cancelled();
+  for (auto& task : dropped)
+    if (task.cancelled) run_contained(task.cancelled);
   for (pthread_t t : threads_) pthread_join(t, nullptr);
 }
 
 void* ThreadPool::entry(void* self) {
-  static_cast<ThreadPool*>(self)->loop();
+  auto* pool = static_cast<ThreadPool*>(self);
+  // Linux: policy and nice value are per thread; lowering them needs no
+  // privilege. A failure only costs latency elsewhere.
+  const int nice = std::clamp(pool->options_.nice, 0, 19);
+  if (nice > 0) (void)setpriority(PRIO_PROCESS, pid_t(syscall(SYS_gettid)), nice);
+  if (pool->options_.idle_policy) {
+    sched_param param{};
+    (void)pthread_setschedparam(pthread_self(), SCHED_IDLE, &param);
+  }
+  pool->loop();
   return nullptr;
+}
+
+void ThreadPool::run_contained(std::function<void()>& f) {
+  try {
+    f();
+  } catch (const std::exception& e) {
+    if (options_.on_task_error) options_.on_task_error(e.what());
+  } catch (...) {
+    if (options_.on_task_error) options_.on_task_error("an exception of unknown type");
+  }
 }
 
 void ThreadPool::loop() {
@@ -49,11 +75,11 @@ void ThreadPool::loop() {
   for (;;) {
     wake_.wait(lock, [this] { return quit_ || !queue_.empty(); });
     if (queue_.empty()) return;  // quit_ and nothing left
-    Task task = std::move(queue_.begin()->second);
-    queue_.erase(queue_.begin());
+    Task task = std::move(queue_.front());
+    queue_.pop_front();
     ++busy_;
     lock.unlock();
-    task.run();
+    run_contained(task.run);
     task = Task{};  // release what the task holds before parking
     lock.lock();
     --busy_;
@@ -66,11 +92,11 @@ void ThreadPool::submit(std::vector<Task> tasks) {
     std::lock_guard lock(mutex_);
     rejected = quit_;
     if (!rejected)
-      for (Task& t : tasks) queue_.emplace(std::make_pair(t.priority, sequence_++), std::move(t));
+      for (Task& t : tasks) queue_.push_back(std::move(t));
   }
   if (rejected) {
     for (Task& t : tasks)
-      if (t.cancelled) t.cancelled();
+      if (t.cancelled) run_contained(t.cancelled);
     return;
   }
   wake_.notify_all();
@@ -81,8 +107,8 @@ void ThreadPool::cancel_group(uint64_t group) {
   {
     std::lock_guard lock(mutex_);
     for (auto it = queue_.begin(); it != queue_.end();) {
-      if (it->second.group == group) {
-        dropped.push_back(std::move(it->second));
+      if (it->group == group) {
+        dropped.push_back(std::move(*it));
         it = queue_.erase(it);
       } else {
         ++it;
@@ -90,7 +116,7 @@ void ThreadPool::cancel_group(uint64_t group) {
     }
   }
   for (Task& t : dropped)
-    if (t.cancelled) t.cancelled();
+    if (t.cancelled) run_contained(t.cancelled);
 }
 
 int ThreadPool::busy() const {

@@ -1,8 +1,12 @@
 // A fixed pool of search threads, created once with large stacks and parked
-// on a condition variable between tasks. A search job submits one task per
-// thread it wants; tasks run by priority (interactive before batch), then in
-// submission order, so concurrent jobs share the threads. A job can take its
-// queued tasks back (cancel_group) when it stops before they started.
+// on a condition variable between tasks. A search submits one task per
+// thread it wants; tasks run in submission order. The pool is not a
+// scheduler: the server's Scheduler (the only queue) starts a search only
+// when its threads are free, so tasks rarely wait here. A search can take
+// its queued tasks back (cancel_group) when it stops before they started.
+//
+// No exception leaves a task: one that escapes is caught on the thread,
+// reported to on_task_error, and the thread goes on.
 #pragma once
 
 #include <pthread.h>
@@ -10,9 +14,10 @@
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <functional>
-#include <map>
 #include <mutex>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -23,13 +28,24 @@ class ThreadPool {
   struct Task {
     std::function<void()> run;
     std::function<void()> cancelled;  // called instead of run when cancelled while queued
-    int priority = 0;                 // lower runs first
     uint64_t group = 0;
   };
 
   static constexpr size_t kDefaultStack = size_t(16) << 20;
 
-  explicit ThreadPool(int threads, size_t stack_bytes = kDefaultStack);
+  struct Options {
+    size_t stack_bytes = kDefaultStack;
+    // The threads' nice value (0..19): a higher one yields the CPU to the
+    // process's other threads, such as a server's I/O threads.
+    int nice = 0;
+    // Linux SCHED_IDLE: the threads run only when no other thread of the
+    // process's group wants the core, and a waking thread (an I/O thread
+    // with a request) takes the core from them at once.
+    bool idle_policy = false;
+    std::function<void(const std::string&)> on_task_error;
+  };
+  explicit ThreadPool(int threads) : ThreadPool(threads, Options{}) {}
+  ThreadPool(int threads, Options options);
   ~ThreadPool();  // runs `cancelled` for queued tasks, waits for running ones
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;
@@ -48,9 +64,10 @@ class ThreadPool {
 
   mutable std::mutex mutex_;
   std::condition_variable wake_;
-  // (priority, sequence) -> task
-  std::map<std::pair<int, uint64_t>, Task> queue_;
-  uint64_t sequence_ = 0;
+  void run_contained(std::function<void()>& f);
+
+  std::deque<Task> queue_;
+  const Options options_;
   int busy_ = 0;
   bool quit_ = false;
   std::vector<pthread_t> threads_;

@@ -4,11 +4,11 @@
 
 #include <atomic>
 #include <chrono>
+#include <thread>
 
 #include "server/api/jobs.h"
 #include "server/api/json_util.h"
 #include "server/api/metrics.h"
-#include "server/api/perft_runner.h"
 #include "server/api/work.h"
 
 namespace kibitz::server {
@@ -24,19 +24,19 @@ class NoTicket final : public Ticket {
 };
 
 // Weak both ways: a ticket kept by a connection keeps neither the work nor
-// the scheduler alive.
+// the Api's core alive.
 class WorkTicket final : public Ticket {
  public:
-  WorkTicket(std::weak_ptr<Scheduler> scheduler, std::weak_ptr<Work> work)
-      : scheduler_(std::move(scheduler)), work_(std::move(work)) {}
+  WorkTicket(std::weak_ptr<ApiCore> core, std::weak_ptr<Work> work)
+      : core_(std::move(core)), work_(std::move(work)) {}
   void cancel() override {
-    auto s = scheduler_.lock();
+    auto c = core_.lock();
     auto w = work_.lock();
-    if (s && w) s->cancel(w);
+    if (c && w) c->scheduler.cancel(w);
   }
 
  private:
-  std::weak_ptr<Scheduler> scheduler_;
+  std::weak_ptr<ApiCore> core_;
   std::weak_ptr<Work> work_;
 };
 
@@ -68,13 +68,13 @@ int threads_cap(const Config& c, const engine::Service& s) {
 class ApiImpl final : public Api {
  public:
   ApiImpl(const Config& config, engine::Service& service)
-      : core_(std::make_shared<ApiCore>(config, service, metrics_)),
+      : core_(std::make_shared<ApiCore>(config, service)),
+        metrics_(core_->metrics),
         caps_{core_->config, threads_cap(config, service)},
-        jobs_(config.max_jobs, std::chrono::seconds(config.job_retention_s)),
-        perft_(std::max<size_t>(1, config.queue_size)) {
-    std::weak_ptr<Scheduler> scheduler = core_->scheduler;
+        jobs_(config.max_jobs, std::chrono::seconds(config.job_retention_s)) {
+    std::weak_ptr<ApiCore> weak_core = core_;
     engine::Service* svc = &service;
-    metrics_.set_gauge_source([svc, scheduler] {
+    metrics_.set_gauge_source([svc, weak_core] {
       std::string s =
           "# HELP kibitz_table_hashfull_permille Transposition table use per game.\n"
           "# TYPE kibitz_table_hashfull_permille gauge\n";
@@ -85,109 +85,87 @@ class ApiImpl final : public Api {
            "# TYPE kibitz_search_threads gauge\n"
            "kibitz_search_threads " +
            std::to_string(svc->threads()) + "\n";
-      if (auto sch = scheduler.lock())
+      if (auto core = weak_core.lock())
         s += "# HELP kibitz_queue_length Work waiting for search threads.\n"
              "# TYPE kibitz_queue_length gauge\n"
              "kibitz_queue_length " +
-             std::to_string(sch->queued()) + "\n";
+             std::to_string(core->scheduler.queued()) + "\n";
       return s;
     });
+    // The slicer runs on a thread of the Api's, joined below before the
+    // core can go: so the scheduler is never freed on its own thread.
+    slicer_ = std::thread([core = core_.get()] { core->scheduler.run_slicer(); });
   }
 
   ~ApiImpl() override {
     shutdown();
-    core_->scheduler->wait_idle();
+    core_->scheduler.wait_idle();
+    core_->scheduler.close_slicer();
+    slicer_.join();
     metrics_.set_gauge_source(nullptr);
   }
 
-  std::shared_ptr<Ticket> analyze(const json& request, engine::Priority priority,
-                                  bool allow_infinite, StreamCallbacks callbacks) override {
-    if (shutting_down_) return answer(callbacks, shutting_down_reply());
-    auto call = decode_analyze(request, caps_, core_->service, priority, allow_infinite);
-    if (!call) return answer(callbacks, call.error());
-    if (auto now = immediate(*call)) return answer(callbacks, std::move(*now));
-    Sink sink{nullptr, callbacks.on_info, callbacks.on_done};
-    auto work = std::make_shared<AnalysisWork>(core_, std::move(*call), std::move(sink),
-                                               "a" + std::to_string(++sequence_), deadline());
-    work->owner = callbacks.owner;
-    return submit_stream(work, callbacks);
-  }
-
-  std::shared_ptr<const std::string> cached_analysis(const json& request) override {
-    if (shutting_down_) return nullptr;
+  std::shared_ptr<Ticket> analyze(const json& request, const Origin& origin,
+                                  Reporter reporter) override {
+    if (shutting_down_) return answer(reporter, shutting_down_reply());
     auto call =
-        decode_analyze(request, caps_, core_->service, engine::Priority::interactive, false);
-    if (!call || call->cache_key.empty()) return nullptr;
-    auto text = core_->cache.get_text(call->cache_key);
-    if (text) metrics_.cache_hit();
-    return text;
+        decode_analyze(request, caps_, core_->service, origin.priority, origin.allow_infinite);
+    if (!call) return answer(reporter, call.error());
+    if (auto now = immediate(*call, true)) return answer(reporter, std::move(*now));
+    auto work = std::make_shared<AnalysisWork>(core_, std::move(*call), std::move(reporter),
+                                               "a" + std::to_string(++sequence_), deadline());
+    work->owner = origin.owner;
+    return submit_stream(work);
   }
 
-  std::shared_ptr<Ticket> annotate_stream(const json& request, StreamCallbacks callbacks) override {
-    if (shutting_down_) return answer(callbacks, shutting_down_reply());
+  std::shared_ptr<Ticket> annotate_stream(const json& request, const Origin& origin,
+                                          Reporter reporter) override {
+    if (shutting_down_) return answer(reporter, shutting_down_reply());
     auto call = decode_annotate(request, caps_, core_->service);
-    if (!call) return answer(callbacks, call.error());
-    Sink sink{nullptr, callbacks.on_info, callbacks.on_done};
-    auto work = std::make_shared<AnnotateWork>(core_, std::move(*call), std::move(sink),
-                                               "r" + std::to_string(++sequence_), deadline());
-    work->owner = callbacks.owner;
-    return submit_stream(work, callbacks);
+    if (!call) return answer(reporter, call.error());
+    auto work = std::make_shared<ReviewWork>(core_, std::move(*call), std::move(reporter),
+                                             "r" + std::to_string(++sequence_), deadline());
+    work->owner = origin.owner;
+    return submit_stream(work);
   }
 
-  void moves(const json& request, std::function<void(Reply)> done) override {
-    if (shutting_down_) return done(shutting_down_reply());
-    auto call = decode_moves(request, caps_);
-    if (!call) return done(call.error());
-    auto report = core_->service.moves(call->game, call->fen, call->moves);
-    if (!report) return done(engine_error(report.error()));
-    done(Reply{200, encode_moves(call->game, *report), {}});
-  }
-
-  void perft(const json& request, std::function<void(Reply)> done) override {
-    if (shutting_down_) return done(shutting_down_reply());
+  std::shared_ptr<Ticket> perft(const json& request, const Origin& origin,
+                                Reporter reporter) override {
+    if (shutting_down_) return answer(reporter, shutting_down_reply());
     auto call = decode_perft(request, caps_, core_->service);
-    if (!call) return done(call.error());
-    auto shared_done = std::make_shared<std::function<void(Reply)>>(std::move(done));
-    engine::Service* service = &core_->service;
-    PerftRunner::Task task;
-    task.run = [service, c = *call, shared_done] {
-      const auto start = Clock::now();
-      auto r = service->perft(c.game, c.fen, c.depth, false);
-      const auto us =
-          std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start).count();
-      if (!r) return (*shared_done)(engine_error(r.error()));
-      const uint64_t nps = us > 0 ? uint64_t(double(r->nodes) * 1e6 / double(us)) : 0;
-      (*shared_done)(Reply{200,
-                           {{"game", game_name(c.game)},
-                            {"fen", c.fen},
-                            {"depth", c.depth},
-                            {"nodes", r->nodes},
-                            {"time_ms", us / 1000},
-                            {"nps", nps}},
-                           {}});
-    };
-    task.refused = [shared_done] { (*shared_done)(shutting_down_reply()); };
-    if (!perft_.post(std::move(task)))
-      (*shared_done)(shutting_down_ ? shutting_down_reply()
-                                    : queue_full_reply("too many perft requests are waiting"));
+    if (!call) return answer(reporter, call.error());
+    auto work = std::make_shared<PerftWork>(core_, std::move(*call), std::move(reporter),
+                                            "p" + std::to_string(++sequence_), deadline());
+    work->owner = origin.owner;
+    return submit_stream(work);
   }
 
-  Reply submit_job(const json& request) override {
+  Reply moves(const json& request) override {
+    if (shutting_down_) return shutting_down_reply();
+    auto call = decode_moves(request, caps_);
+    if (!call) return call.error();
+    auto report = core_->service.moves(call->game, call->fen, call->moves);
+    if (!report) return engine_error(report.error());
+    return Reply{200, encode_moves(call->game, *report), nullptr, {}};
+  }
+
+  Reply submit_job(const json& request, const Origin& origin) override {
     if (shutting_down_) return shutting_down_reply();
     auto call = decode_analyze(request, caps_, core_->service, engine::Priority::batch, false);
     if (!call) return call.error();
     auto job = jobs_.create("analyze");
     if (!job) return queue_full_reply("too many jobs are kept; retry when some have expired");
-    if (auto now = immediate(*call)) {
-      JobRecord::sink_for(job).on_done(std::move(*now));
+    if (auto now = immediate(*call, false)) {
+      Job::reporter_for(job).on_done(std::move(*now));
       return accepted(*job);
     }
-    auto work = std::make_shared<AnalysisWork>(core_, std::move(*call), JobRecord::sink_for(job),
+    auto work = std::make_shared<AnalysisWork>(core_, std::move(*call), Job::reporter_for(job),
                                                job->id, deadline());
+    work->owner = origin.owner;
     return submit_job_work(job, work);
   }
 
-  Reply annotate(const json& request) override {
+  Reply annotate(const json& request, const Origin& origin) override {
     if (shutting_down_) return shutting_down_reply();
     auto call = decode_annotate(request, caps_, core_->service);
     if (!call) return call.error();
@@ -197,15 +175,16 @@ class ApiImpl final : public Api {
       std::lock_guard lock(job->mutex);
       job->progress = {{"ply", 0}, {"plies", call->plies}};
     }
-    auto work = std::make_shared<AnnotateWork>(core_, std::move(*call), JobRecord::sink_for(job),
-                                               job->id, deadline());
+    auto work = std::make_shared<ReviewWork>(core_, std::move(*call), Job::reporter_for(job),
+                                             job->id, deadline());
+    work->owner = origin.owner;
     return submit_job_work(job, work);
   }
 
   Reply get_job(std::string_view id) override {
     auto job = jobs_.find(id);
     if (!job) return not_found(id);
-    return Reply{200, job->to_json(), {}};
+    return Reply{200, job->to_json(), nullptr, {}};
   }
 
   Reply delete_job(std::string_view id) override {
@@ -217,8 +196,8 @@ class ApiImpl final : public Api {
       if (!job->finished_at) job->cancel_requested = true;
       work = job->work;
     }
-    if (work) core_->scheduler->cancel(work);
-    return Reply{200, job->to_json(), {}};
+    if (work) core_->scheduler.cancel(work);
+    return Reply{200, job->to_json(), nullptr, {}};
   }
 
   Reply info() override {
@@ -243,7 +222,7 @@ class ApiImpl final : public Api {
                 {"ws_max_message_bytes", c.ws_max_message_bytes},
                 {"job_deadline_ms", c.job_deadline_ms},
                 {"job_retention_s", c.job_retention_s}}}};
-    return Reply{200, std::move(j), {}};
+    return Reply{200, std::move(j), nullptr, {}};
   }
 
   bool ready() const override { return !shutting_down_; }
@@ -254,16 +233,15 @@ class ApiImpl final : public Api {
       std::lock_guard lock(job->mutex);
       if (!job->finished_at) job->cancel_requested = true;
     }
-    core_->scheduler->shutdown();
-    perft_.shutdown();
+    core_->scheduler.shutdown();
   }
 
   Metrics& metrics() override { return metrics_; }
   const Config& config() const override { return core_->config; }
 
  private:
-  static std::shared_ptr<Ticket> answer(const StreamCallbacks& callbacks, Reply reply) {
-    if (callbacks.on_done) callbacks.on_done(std::move(reply));
+  static std::shared_ptr<Ticket> answer(Reporter& reporter, Reply reply) {
+    if (reporter.on_done) reporter.on_done(std::move(reply));
     return std::make_shared<NoTicket>();
   }
 
@@ -272,41 +250,49 @@ class ApiImpl final : public Api {
   }
 
   // The answer without searching: a position without a legal move, or a
-  // cached result.
-  std::optional<Reply> immediate(const AnalyzeCall& call) {
+  // cached result (serialised already when `as_text`, else as JSON).
+  std::optional<Reply> immediate(const AnalyzeCall& call, bool as_text) {
     if (call.position.legal_moves == 0)
       return Reply{200,
                    encode_terminal(call.position, core_->service.hashfull(call.request.game),
                                    context_of(call)),
+                   nullptr,
                    {}};
     if (call.cache_key.empty()) return std::nullopt;
-    if (auto hit = core_->cache.get(call.cache_key)) {
+    if (as_text) {
+      if (auto text = core_->cache.get_text(call.cache_key)) {
+        metrics_.cache_hit();
+        return Reply{200, nullptr, std::move(text), {{"X-Kibitz-Cache", "hit"}}};
+      }
+    } else if (auto hit = core_->cache.get(call.cache_key)) {
       metrics_.cache_hit();
-      return Reply{200, std::move(*hit), {{"X-Kibitz-Cache", "hit"}}};
+      return Reply{200, std::move(*hit), nullptr, {{"X-Kibitz-Cache", "hit"}}};
     }
     metrics_.cache_miss();
     return std::nullopt;
   }
 
-  std::shared_ptr<Ticket> submit_stream(const std::shared_ptr<Work>& work,
-                                        const StreamCallbacks& callbacks) {
-    switch (core_->scheduler->submit(work)) {
+  // Queues the work; a refusal is its answer.
+  std::shared_ptr<Ticket> submit_stream(const std::shared_ptr<Work>& work) {
+    switch (core_->scheduler.submit(work)) {
       case Scheduler::Admission::accepted:
-        return std::make_shared<WorkTicket>(core_->scheduler, work);
+        return std::make_shared<WorkTicket>(core_, work);
       case Scheduler::Admission::queue_full:
-        return answer(callbacks, queue_full_reply("the analysis queue is full"));
+        core_->scheduler.refuse(*work, queue_full_reply("the analysis queue is full"));
+        break;
       case Scheduler::Admission::shutting_down:
+        core_->scheduler.refuse(*work, shutting_down_reply());
         break;
     }
-    return answer(callbacks, shutting_down_reply());
+    return std::make_shared<NoTicket>();
   }
 
-  Reply submit_job_work(const std::shared_ptr<JobRecord>& job, const std::shared_ptr<Work>& work) {
+  Reply submit_job_work(const std::shared_ptr<Job>& job, const std::shared_ptr<Work>& work) {
     {
       std::lock_guard lock(job->mutex);
       job->work = work;
     }
-    switch (core_->scheduler->submit(work)) {
+    switch (core_->scheduler.submit(work)) {
       case Scheduler::Admission::accepted:
         return accepted(*job);
       case Scheduler::Admission::queue_full:
@@ -319,10 +305,11 @@ class ApiImpl final : public Api {
     return shutting_down_reply();
   }
 
-  static Reply accepted(const JobRecord& job) {
+  static Reply accepted(const Job& job) {
     // "queued" as the contract says: accepted into the queue (it may have
     // started, or even finished, by the time the client asks).
-    return Reply{202, {{"id", job.id}, {"status", "queued"}}, {{"Location", "/v1/jobs/" + job.id}}};
+    return Reply{
+        202, {{"id", job.id}, {"status", "queued"}}, nullptr, {{"Location", "/v1/jobs/" + job.id}}};
   }
 
   static Reply not_found(std::string_view id) {
@@ -331,13 +318,13 @@ class ApiImpl final : public Api {
                            "' (unknown, or finished longer ago than the retention time)");
   }
 
-  Metrics metrics_;
   std::shared_ptr<ApiCore> core_;
+  Metrics& metrics_;  // core_->metrics
   Caps caps_;
   JobStore jobs_;
   std::atomic<bool> shutting_down_{false};
   std::atomic<uint64_t> sequence_{0};
-  PerftRunner perft_;  // last: destroyed (joined) first
+  std::thread slicer_;
 };
 
 }  // namespace

@@ -19,15 +19,37 @@ namespace kibitz::server {
 
 struct Reply {
   int status = 200;
-  nlohmann::json body;                                       // sent as application/json
+  nlohmann::json body;  // sent as application/json
+  // When set, the body already serialised (a cached result): sent as is,
+  // and `body` is null. Saves copying and serialising a cache hit.
+  std::shared_ptr<const std::string> text;
   std::vector<std::pair<std::string, std::string>> headers;  // e.g. Retry-After
 };
 
 // {"error": {"code", "message"}} with the status for that code.
 Reply error_reply(int status, std::string code, std::string message);
+// 500 {"error": {"code": "internal"}}: what an exception turns into.
+Reply internal_reply(std::string_view what);
 // Parses a request body without exceptions, with the JSON depth cap:
 // invalid_json (400) naming the offset.
 Expected<nlohmann::json, Reply> parse_body(std::string_view body, const Config&);
+
+// The one callback shape from work to whoever asked for it (an HTTP
+// session, a WebSocket, a job, the CLI). Called from search threads: a
+// receiver with a strand posts to it.
+struct Reporter {
+  std::function<void(nlohmann::json)> on_progress;  // optional: each completed iteration / ply
+  std::function<void(Reply)> on_done;               // exactly once: the result (200) or an error
+};
+
+// Who asks and how: the scheduler shares the search threads fairly between
+// owners (an API key, else the client's address) and runs interactive work
+// before batch work.
+struct Origin {
+  std::string owner;
+  engine::Priority priority = engine::Priority::interactive;
+  bool allow_infinite = false;  // "limits.infinite" (WebSocket only)
+};
 
 class Ticket {  // a running request; cancel() is idempotent, thread-safe
  public:
@@ -35,39 +57,30 @@ class Ticket {  // a running request; cancel() is idempotent, thread-safe
   virtual void cancel() = 0;
 };
 
-struct StreamCallbacks {
-  // Called from search threads: the receiver must post to its own strand.
-  std::function<void(nlohmann::json)> on_info;  // one result object per completed iteration
-  std::function<void(Reply)> on_done;           // exactly once: final result (200) or error
-  // Who asks (an API key, else the client's address): the scheduler shares
-  // the search threads fairly between owners.
-  std::string owner;
-};
-
 class Metrics;  // server/api/metrics.h
 
+// Every operation decodes its request once, into one unit of work (an
+// analysis, a review, a perft) that the scheduler -- the only queue --
+// starts when its threads are free. Errors are replies, never exceptions.
 class Api {
  public:
   virtual ~Api() = default;
-  // POST /v1/analyze (sync or NDJSON) and WebSocket "analyze" (fields as the
-  // REST body; "limits.infinite" only allowed when allow_infinite).
-  virtual std::shared_ptr<Ticket> analyze(const nlohmann::json& request, engine::Priority priority,
-                                          bool allow_infinite, StreamCallbacks callbacks) = 0;
-  // The fast path of POST /v1/analyze (not NDJSON) for repeated requests:
-  // the cached result already serialised (as body.dump() with invalid UTF-8
-  // replaced), or nullptr when the request is not answered from the cache,
-  // is invalid, or the server is shutting down; then call analyze(). Saves
-  // copying and serialising the result on every cache hit.
-  virtual std::shared_ptr<const std::string> cached_analysis(const nlohmann::json& request) = 0;
-  // Whole-game review as a stream (WebSocket "annotate"): on_info gets
-  // {"ply", "plies", ...} progress objects, on_done the review result.
+  // POST /v1/analyze (sync or NDJSON) and WebSocket "analyze". A cached or
+  // immediate answer calls on_done before this returns (a cache hit with
+  // `text` set and the header X-Kibitz-Cache: hit).
+  virtual std::shared_ptr<Ticket> analyze(const nlohmann::json& request, const Origin& origin,
+                                          Reporter reporter) = 0;
+  // Whole-game review as a stream (WebSocket "annotate"): on_progress gets
+  // {"ply", "plies"} objects, on_done the review.
   virtual std::shared_ptr<Ticket> annotate_stream(const nlohmann::json& request,
-                                                  StreamCallbacks callbacks) = 0;
-  // These may complete on another thread (perft runs off the I/O threads).
-  virtual void moves(const nlohmann::json& request, std::function<void(Reply)> done) = 0;
-  virtual void perft(const nlohmann::json& request, std::function<void(Reply)> done) = 0;
-  virtual Reply submit_job(const nlohmann::json& request) = 0;  // POST /v1/jobs -> 202
-  virtual Reply annotate(const nlohmann::json& request) = 0;    // POST /v1/games/annotate -> 202
+                                                  const Origin& origin, Reporter reporter) = 0;
+  // POST /v1/perft: scheduled like a search (cancellable, with a deadline).
+  virtual std::shared_ptr<Ticket> perft(const nlohmann::json& request, const Origin& origin,
+                                        Reporter reporter) = 0;
+  virtual Reply moves(const nlohmann::json& request) = 0;  // POST /v1/moves
+  // POST /v1/jobs and POST /v1/games/annotate -> 202 with the job's id.
+  virtual Reply submit_job(const nlohmann::json& request, const Origin& origin) = 0;
+  virtual Reply annotate(const nlohmann::json& request, const Origin& origin) = 0;
   virtual Reply get_job(std::string_view id) = 0;
   virtual Reply delete_job(std::string_view id) = 0;
   virtual Reply info() = 0;        // GET /v1/info

@@ -1,28 +1,49 @@
 #include "server/api/jobs.h"
 
+#include <sys/random.h>
+
+#include <cerrno>
+#include <system_error>
+
 namespace kibitz::server {
 
 using nlohmann::json;
 
-json JobRecord::to_json() const {
+std::string random_job_id() {
+  unsigned char bytes[16];
+  size_t got = 0;
+  while (got < sizeof bytes) {
+    const ssize_t n = getrandom(bytes + got, sizeof bytes - got, 0);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      throw std::system_error(errno, std::generic_category(), "getrandom");
+    }
+    got += size_t(n);
+  }
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string id;
+  for (unsigned char b : bytes) {
+    id += kHex[b >> 4];
+    id += kHex[b & 15];
+  }
+  return id;
+}
+
+json Job::to_json() const {
   std::lock_guard lock(mutex);
+  std::string shown = status;
+  if (!finished_at && work) shown = work->running() ? "running" : "queued";
   json j = {
-      {"id", id}, {"kind", kind}, {"status", status}, {"progress", progress}, {"result", result}};
+      {"id", id}, {"kind", kind}, {"status", shown}, {"progress", progress}, {"result", result}};
   if (!error.is_null()) j["error"] = error;
   return j;
 }
 
-Sink JobRecord::sink_for(const std::shared_ptr<JobRecord>& job) {
-  // Weak: the job record owns the work, the work owns the sink.
-  std::weak_ptr<JobRecord> weak = job;
-  Sink s;
-  s.on_start = [weak] {
-    if (auto j = weak.lock()) {
-      std::lock_guard lock(j->mutex);
-      if (j->status == "queued") j->status = "running";
-    }
-  };
-  s.on_info = [weak](json info) {
+Reporter Job::reporter_for(const std::shared_ptr<Job>& job) {
+  // Weak: the job owns the work, the work owns the reporter.
+  std::weak_ptr<Job> weak = job;
+  Reporter s;
+  s.on_progress = [weak](json info) {
     if (auto j = weak.lock()) {
       std::lock_guard lock(j->mutex);
       j->progress = std::move(info);
@@ -33,6 +54,8 @@ Sink JobRecord::sink_for(const std::shared_ptr<JobRecord>& job) {
     if (!j) return;
     std::shared_ptr<Work> work;  // released outside the lock
     std::lock_guard lock(j->mutex);
+    if (reply.text && reply.body.is_null())  // a cached answer, serialised
+      reply.body = json::parse(*reply.text, nullptr, false);
     if (reply.status == 200) {
       j->result = std::move(reply.body);
       j->status = j->cancel_requested ? "cancelled" : "done";
@@ -49,20 +72,14 @@ Sink JobRecord::sink_for(const std::shared_ptr<JobRecord>& job) {
   return s;
 }
 
-std::shared_ptr<JobRecord> JobStore::create(std::string kind) {
+std::shared_ptr<Job> JobStore::create(std::string kind) {
   const auto now = engine::Clock::now();
   std::lock_guard lock(mutex_);
   purge(now);
   if (jobs_.size() >= max_jobs_) return nullptr;
-  auto job = std::make_shared<JobRecord>();
-  static constexpr char kHex[] = "0123456789abcdef";
-  do {  // 128 random bits: ids cannot be guessed
-    job->id.clear();
-    for (int half = 0; half < 2; ++half) {
-      uint64_t r = random_();
-      for (int i = 0; i < 16; ++i, r >>= 4) job->id += kHex[r & 15];
-    }
-  } while (jobs_.count(job->id));
+  auto job = std::make_shared<Job>();
+  do job->id = random_job_id();
+  while (jobs_.count(job->id));
   job->kind = std::move(kind);
   job->created = now;
   jobs_.emplace(job->id, job);
@@ -74,7 +91,7 @@ void JobStore::remove(const std::string& id) {
   jobs_.erase(id);
 }
 
-std::shared_ptr<JobRecord> JobStore::find(std::string_view id) {
+std::shared_ptr<Job> JobStore::find(std::string_view id) {
   const auto now = engine::Clock::now();
   std::lock_guard lock(mutex_);
   purge(now);
@@ -82,9 +99,9 @@ std::shared_ptr<JobRecord> JobStore::find(std::string_view id) {
   return it == jobs_.end() ? nullptr : it->second;
 }
 
-std::vector<std::shared_ptr<JobRecord>> JobStore::all() {
+std::vector<std::shared_ptr<Job>> JobStore::all() {
   std::lock_guard lock(mutex_);
-  std::vector<std::shared_ptr<JobRecord>> out;
+  std::vector<std::shared_ptr<Job>> out;
   for (auto& [id, j] : jobs_) out.push_back(j);
   return out;
 }

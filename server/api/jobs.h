@@ -8,7 +8,6 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <random>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -19,21 +18,29 @@
 
 namespace kibitz::server {
 
-struct JobRecord {
+// A job: the record of a work whose answer is fetched later.
+struct Job {
   std::string id, kind;  // kind: "analyze" or "annotate"
   engine::Clock::time_point created;
 
   mutable std::mutex mutex;
-  std::string status = "queued";  // queued, running, done, cancelled, failed
+  // While unfinished, "queued" or "running" as its work is; then done,
+  // cancelled or failed.
+  std::string status = "queued";
   nlohmann::json progress = nullptr, result = nullptr, error = nullptr;
   bool cancel_requested = false;
   std::optional<engine::Clock::time_point> finished_at;
   std::shared_ptr<Work> work;  // until it finishes
 
   nlohmann::json to_json() const;
-  // A sink that records into this job.
-  static Sink sink_for(const std::shared_ptr<JobRecord>& job);
+  // A reporter that records into this job.
+  static Reporter reporter_for(const std::shared_ptr<Job>& job);
 };
+
+// 128 bits from the operating system's generator (getrandom), as hex: an
+// id cannot be guessed from others, so knowing ids is what lets a client
+// read or cancel a job.
+std::string random_job_id();
 
 class JobStore {  // thread-safe
  public:
@@ -41,10 +48,10 @@ class JobStore {  // thread-safe
       : max_jobs_(max_jobs), retention_(retention) {}
 
   // A new job, or nullptr when max_jobs are kept already.
-  std::shared_ptr<JobRecord> create(std::string kind);
+  std::shared_ptr<Job> create(std::string kind);
   void remove(const std::string& id);  // a job that could not be queued
-  std::shared_ptr<JobRecord> find(std::string_view id);
-  std::vector<std::shared_ptr<JobRecord>> all();
+  std::shared_ptr<Job> find(std::string_view id);
+  std::vector<std::shared_ptr<Job>> all();
 
  private:
   void purge(engine::Clock::time_point now);  // with mutex_ held
@@ -52,8 +59,7 @@ class JobStore {  // thread-safe
   const size_t max_jobs_;
   const std::chrono::seconds retention_;
   std::mutex mutex_;
-  std::unordered_map<std::string, std::shared_ptr<JobRecord>> jobs_;
-  std::mt19937_64 random_{std::random_device{}()};
+  std::unordered_map<std::string, std::shared_ptr<Job>> jobs_;
 };
 
 }  // namespace kibitz::server

@@ -43,6 +43,10 @@ Reply error_reply(int status, std::string code, std::string message) {
   return r;
 }
 
+Reply internal_reply(std::string_view what) {
+  return error_reply(500, "internal", "internal error: " + std::string(what.substr(0, 200)));
+}
+
 namespace {
 
 // The DOM builder of nlohmann::json with a nesting cap: parsing stops at the

@@ -209,13 +209,18 @@ Expected<AnalyzeCall, Reply> decode_analyze(const json& body, const Caps& caps,
     else
       return Unexpected(bad("'pov' must be \"white\" or \"side_to_move\""));
   }
-  auto pos = service.position(r.game, r.fen, r.moves);
+  // Decoded once: the search starts from this very position.
+  auto pos = service.prepare(r.game, r.fen, r.moves);
   if (!pos) return Unexpected(engine_error(pos.error()));
-  call.position = std::move(*pos);
+  r.position = *pos;
+  call.position = (*pos)->info();
   if (!r.limits.infinite) {
+    // The history is part of the key: the same position reached through
+    // other moves may be a repetition, and search differently.
     std::string key = std::string(game_name(r.game)) + '|' + std::to_string(call.position.key) +
-                      '|' + call.position.fen + '|' + call.limits.dump() + '|' +
-                      std::to_string(r.multipv) + '|' + (call.pov_white ? "w" : "s");
+                      '|' + std::to_string(call.position.history_key) + '|' + call.position.fen +
+                      '|' + call.limits.dump() + '|' + std::to_string(r.multipv) + '|' +
+                      (call.pov_white ? "w" : "s");
     for (const auto& m : r.searchmoves) key += '|' + m;
     call.cache_key = std::move(key);
   }

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <limits>
 
+#include <spdlog/spdlog.h>
+
 namespace kibitz::server {
 
 Scheduler::Scheduler(int capacity, size_t queue_size, Metrics& metrics,
@@ -11,24 +13,79 @@ Scheduler::Scheduler(int capacity, size_t queue_size, Metrics& metrics,
       queue_size_(queue_size),
       metrics_(metrics),
       live_slice_(live_slice),
-      free_(capacity_) {
-  if (live_slice_.count() > 0) slicer_thread_ = std::thread([this] { slicer(); });
+      free_(capacity_) {}
+
+// --- Work ---------------------------------------------------------------
+
+bool Work::deliver(Reply reply) {
+  if (reported_.exchange(true, std::memory_order_acq_rel)) return false;
+  // on_progress stays: a search thread may be reading it right now.
+  auto on_done = std::move(reporter_.on_done);
+  try {
+    if (on_done) on_done(std::move(reply));
+  } catch (const std::exception& e) {
+    spdlog::error("work {}: the receiver of its answer threw: {}", name_, e.what());
+  } catch (...) {
+    spdlog::error("work {}: the receiver of its answer threw", name_);
+  }
+  return true;
 }
 
-Scheduler::~Scheduler() {
-  {
-    std::lock_guard lock(mutex_);
-    closing_ = true;
-  }
-  slicer_wake_.notify_all();
-  if (!slicer_thread_.joinable()) return;
-  // The slicer may hold the last reference to a work that holds the last
-  // one to this scheduler: then it is the thread running this destructor.
-  if (slicer_thread_.get_id() == std::this_thread::get_id())
-    slicer_thread_.detach();
-  else
-    slicer_thread_.join();
+void Work::done(Reply reply) {
+  if (!deliver(std::move(reply))) return;
+  running_.store(false, std::memory_order_release);
+  if (scheduler_) scheduler_->finished(*this);
 }
+
+void Work::progress(nlohmann::json update) {
+  if (reported_.load(std::memory_order_acquire) || !reporter_.on_progress) return;
+  try {
+    reporter_.on_progress(std::move(update));
+  } catch (const std::exception& e) {
+    spdlog::error("work {}: the receiver of its progress threw: {}", name_, e.what());
+  } catch (...) {
+    spdlog::error("work {}: the receiver of its progress threw", name_);
+  }
+}
+
+// --- Scheduler ----------------------------------------------------------
+
+void Scheduler::launch(std::vector<std::shared_ptr<Work>> works) {
+  thread_local std::vector<std::shared_ptr<Work>>* pending = nullptr;
+  if (pending) {  // inside another launch on this thread: let it start these
+    for (auto& w : works) pending->push_back(std::move(w));
+    return;
+  }
+  std::vector<std::shared_ptr<Work>> list = std::move(works);
+  pending = &list;
+  for (size_t i = 0; i < list.size(); ++i) {
+    std::shared_ptr<Work> w = std::move(list[i]);
+    try {
+      w->start();
+    } catch (const std::exception& e) {
+      spdlog::error("work {} failed to start: {}", w->name(), e.what());
+      stop_contained(*w);
+      w->done(internal_reply(e.what()));
+    } catch (...) {
+      spdlog::error("work {} failed to start: an exception of unknown type", w->name());
+      stop_contained(*w);
+      w->done(internal_reply("an exception of unknown type"));
+    }
+  }
+  pending = nullptr;
+}
+
+void Scheduler::stop_contained(Work& work) {
+  try {
+    work.stop();
+  } catch (const std::exception& e) {
+    spdlog::error("work {}: stop threw: {}", work.name(), e.what());
+  } catch (...) {
+    spdlog::error("work {}: stop threw", work.name());
+  }
+}
+
+void Scheduler::abort_contained(Work& work, Reply why) { work.deliver(std::move(why)); }
 
 namespace {
 
@@ -68,6 +125,7 @@ Scheduler::Admission Scheduler::submit(const std::shared_ptr<Work>& work) {
     }
     work->sequence_ = next_sequence_++;
     work->state_ = Work::State::queued;
+    work->scheduler_ = this;
     queue_.emplace(QueueKey{int(work->priority), work->sequence_}, work);
     ++queued_by_owner_[work->owner];
     metrics_.job_queued();
@@ -79,9 +137,9 @@ Scheduler::Admission Scheduler::submit(const std::shared_ptr<Work>& work) {
                           "the analysis queue is full (this search made room for another "
                           "client's: one client may not fill the queue)");
     r.headers.emplace_back("Retry-After", "1");
-    evicted->abort(std::move(r));
+    abort_contained(*evicted, std::move(r));
   }
-  for (auto& w : start) w->start();
+  launch(std::move(start));
   return Admission::accepted;
 }
 
@@ -144,6 +202,7 @@ std::vector<std::shared_ptr<Work>> Scheduler::take_startable() {
     decrement(queued_by_owner_, w->owner);
     free_ -= w->threads;
     w->state_ = Work::State::running;
+    w->running_.store(true, std::memory_order_release);
     w->started_ = now;
     ++running_by_owner_[w->owner];
     last_start_[w->owner] = ++starts_;
@@ -179,7 +238,8 @@ std::vector<std::shared_ptr<Work>> Scheduler::take_yielding() {
 }
 
 // Wakes while work waits, and asks live searches past their slice to stop.
-void Scheduler::slicer() {
+void Scheduler::run_slicer() {
+  if (live_slice_.count() <= 0) return;
   std::unique_lock lock(mutex_);
   while (!closing_) {
     if (queue_.empty())
@@ -190,7 +250,7 @@ void Scheduler::slicer() {
     auto yielding = take_yielding();
     if (yielding.empty()) continue;
     lock.unlock();
-    for (auto& w : yielding) w->stop();  // reports and calls finished() as usual
+    for (auto& w : yielding) stop_contained(*w);  // reports and calls finished() as usual
     yielding.clear();
     lock.lock();
   }
@@ -214,8 +274,17 @@ void Scheduler::cancel(const std::shared_ptr<Work>& work) {
   }
   // Outside the lock: both report to the client, and stop() may finish the
   // work on this thread (which calls finished()).
-  if (was_queued) work->abort(error_reply(409, "cancelled", "cancelled before it started"));
-  if (was_running) work->stop();
+  if (was_queued)
+    abort_contained(*work, error_reply(409, "cancelled", "cancelled before it started"));
+  if (was_running) stop_contained(*work);
+}
+
+void Scheduler::close_slicer() {
+  {
+    std::lock_guard lock(mutex_);
+    closing_ = true;
+  }
+  slicer_wake_.notify_all();
 }
 
 void Scheduler::finished(Work& work) {
@@ -232,9 +301,12 @@ void Scheduler::finished(Work& work) {
     free_ += work.threads;
     work.state_ = Work::State::finished;
     if (!shutting_down_) start = take_startable();
-    if (queue_.empty() && running_.empty()) idle_.notify_all();
+    ++finishing_;
   }
-  for (auto& w : start) w->start();
+  launch(std::move(start));
+  keep.reset();
+  std::lock_guard lock(mutex_);
+  if (--finishing_ == 0 && queue_.empty() && running_.empty()) idle_.notify_all();
 }
 
 void Scheduler::shutdown() {
@@ -253,13 +325,14 @@ void Scheduler::shutdown() {
     for (auto& [ptr, w] : running_) running.push_back(w);
     if (running_.empty()) idle_.notify_all();
   }
-  for (auto& w : queued) w->abort(error_reply(503, "shutting_down", "the server is shutting down"));
-  for (auto& w : running) w->stop();
+  for (auto& w : queued)
+    abort_contained(*w, error_reply(503, "shutting_down", "the server is shutting down"));
+  for (auto& w : running) stop_contained(*w);
 }
 
 void Scheduler::wait_idle() {
   std::unique_lock lock(mutex_);
-  idle_.wait(lock, [this] { return queue_.empty() && running_.empty(); });
+  idle_.wait(lock, [this] { return queue_.empty() && running_.empty() && finishing_ == 0; });
 }
 
 size_t Scheduler::queued() const {

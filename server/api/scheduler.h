@@ -16,13 +16,13 @@
 //    search thread for as long as they stay connected.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
-#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -34,24 +34,47 @@ namespace kibitz::server {
 
 class Scheduler;
 
+// A unit of work: one analysis, one review or one perft, decoded once. The
+// scheduler starts it when its threads are free; it reports its answer
+// through done() (started work) or the scheduler's abort (never started),
+// exactly once either way.
 class Work {
  public:
+  Work(Reporter reporter, std::string name)
+      : reporter_(std::move(reporter)), name_(std::move(name)) {}
   virtual ~Work() = default;
-  // The scheduler gave the work its threads. The work must end by calling
-  // Scheduler::finished(*this) exactly once (possibly before start returns).
-  virtual void start() = 0;
-  // Running: end soon and report as usual. Idempotent, any thread.
-  virtual void stop() = 0;
-  // Never started (cancelled while queued, shutdown): report `why` instead.
-  virtual void abort(Reply why) = 0;
+  Work(const Work&) = delete;
+  Work& operator=(const Work&) = delete;
+
+  const std::string& name() const { return name_; }  // for logs: a job id, or "a12"
+  // Started and not yet finished (a job's "running").
+  bool running() const { return running_.load(std::memory_order_acquire); }
 
   int threads = 1;
   engine::Priority priority = engine::Priority::interactive;
   std::string owner;  // who asked, for fairness; "" is an owner too
   bool live = false;  // runs until stopped (WebSocket "infinite")
 
+ protected:
+  // The work has its threads: start it. It must end with done(), possibly
+  // before start returns. An exception from start fails the work (500).
+  virtual void start() = 0;
+  // Running: end soon and report as usual. Idempotent, any thread.
+  virtual void stop() = 0;
+  // Reports the answer (the first call only) and gives the threads back.
+  void done(Reply reply);
+  // Progress for whoever asked; an exception from the receiver is logged.
+  void progress(nlohmann::json update);
+
  private:
   friend class Scheduler;
+  bool deliver(Reply reply);  // false when already reported
+
+  Reporter reporter_;
+  const std::string name_;
+  std::atomic<bool> reported_{false};
+  std::atomic<bool> running_{false};
+  Scheduler* scheduler_ = nullptr;  // set by submit; outlives the work's run
   enum class State { idle, queued, running, finished };
   State state_ = State::idle;
   uint64_t sequence_ = 0;
@@ -59,33 +82,47 @@ class Work {
   bool yielding_ = false;
 };
 
-class Scheduler : public std::enable_shared_from_this<Scheduler> {  // thread-safe
+class Scheduler {  // thread-safe
  public:
-  // live_slice 0: live searches never yield.
+  // live_slice 0: live searches never yield (run_slicer returns at once).
   Scheduler(int capacity, size_t queue_size, Metrics& metrics,
             std::chrono::milliseconds live_slice = std::chrono::milliseconds(0));
-  ~Scheduler();
+  ~Scheduler() = default;  // after wait_idle and close_slicer
   Scheduler(const Scheduler&) = delete;
   Scheduler& operator=(const Scheduler&) = delete;
 
   enum class Admission { accepted, queue_full, shutting_down };
   // Queues the work, or starts it at once when its threads are free.
   Admission submit(const std::shared_ptr<Work>& work);
+  // A work that submit() did not admit: `why` is its answer.
+  void refuse(Work& work, Reply why) { abort_contained(work, std::move(why)); }
   // Queued: aborted with "cancelled". Running: stopped.
   void cancel(const std::shared_ptr<Work>& work);
-  // Called by a work when it has ended: frees its threads, starts the next.
-  void finished(Work& work);
   // Refuses new work, aborts queued work with shutting_down, stops running work.
   void shutdown();
-  // Returns when nothing is queued or running.
+  // Returns when nothing is queued or running, and no call into the
+  // scheduler from a finishing work is still under way.
   void wait_idle();
+  // The live-slice loop: runs on a thread of the owner's (which joins it
+  // before it destroys the scheduler) until close_slicer().
+  void run_slicer();
+  void close_slicer();
 
   int capacity() const { return capacity_; }
   size_t queued() const;
   size_t running() const;
 
  private:
+  friend class Work;
   using QueueKey = std::pair<int, uint64_t>;  // (priority, arrival)
+  // A work has ended (Work::done): frees its threads, starts the next.
+  void finished(Work& work);
+  // Starts works in a loop on this thread. A work that ends inside its
+  // start (an error, a passed deadline) calls finished(), which starts the
+  // next: those are appended to the loop's list instead of nesting.
+  void launch(std::vector<std::shared_ptr<Work>> works);
+  static void stop_contained(Work& work);
+  static void abort_contained(Work& work, Reply why);
   // Moves what fits from the queue to running; the caller starts them
   // after releasing the lock.
   std::vector<std::shared_ptr<Work>> take_startable();
@@ -112,8 +149,8 @@ class Scheduler : public std::enable_shared_from_this<Scheduler> {  // thread-sa
   uint64_t starts_ = 0;
   std::condition_variable slicer_wake_;
   bool closing_ = false;
-  std::thread slicer_thread_;  // started in the constructor's body
   int free_ = 0;
+  int finishing_ = 0;  // finished() calls past their lock, still on their way out
   uint64_t next_sequence_ = 0;
   bool shutting_down_ = false;
 };

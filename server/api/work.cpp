@@ -17,14 +17,28 @@ Reply deadline_reply() {
   return error_reply(503, "deadline_exceeded", "the job's deadline passed before it finished");
 }
 
+// Runs f; an exception from it becomes `fail(what)`. For code that runs on
+// a search thread inside the engine's callbacks.
+template <class F, class Fail>
+void contained(F&& f, Fail&& fail) {
+  try {
+    f();
+  } catch (const std::exception& e) {
+    fail(e.what());
+  } catch (...) {
+    fail("an exception of unknown type");
+  }
+}
+
 }  // namespace
 
-AnalysisWork::AnalysisWork(std::shared_ptr<ApiCore> core, AnalyzeCall call, Sink sink,
+// --- AnalysisWork ------------------------------------------------------
+
+AnalysisWork::AnalysisWork(std::shared_ptr<ApiCore> core, AnalyzeCall call, Reporter reporter,
                            std::string name, Clock::time_point deadline)
-    : core_(std::move(core)),
+    : Work(std::move(reporter), std::move(name)),
+      core_(std::move(core)),
       call_(std::move(call)),
-      sink_(std::move(sink)),
-      name_(std::move(name)),
       deadline_(deadline) {
   threads = call_.request.threads;
   priority = call_.request.priority;
@@ -37,15 +51,12 @@ AnalysisWork::AnalysisWork(std::shared_ptr<ApiCore> core, AnalyzeCall call, Sink
 }
 
 void AnalysisWork::start() {
-  if (sink_.on_start) sink_.on_start();
   const auto now = Clock::now();
   if (now >= deadline_) {
     core_->metrics.job_finished(false, true, 0);
-    spdlog::info("analysis {} game={} outcome=deadline_exceeded (queued too long)", name_,
+    spdlog::info("analysis {} game={} outcome=deadline_exceeded (queued too long)", name(),
                  game_name(context_.game));
-    sink_.on_done(deadline_reply());
-    core_->scheduler->finished(*this);
-    return;
+    return done(deadline_reply());
   }
   engine::AnalysisRequest request = call_.request;
   // A synchronous request is held to the movetime cap even when it asked
@@ -59,17 +70,21 @@ void AnalysisWork::start() {
   auto self = shared_from_this();
   engine::Callbacks callbacks;
   callbacks.on_iteration = [self](const engine::Progress& p) {
-    if (self->sink_.on_info) self->sink_.on_info(encode_progress(p, self->context_));
+    self->progress(encode_progress(p, self->context_));
   };
-  callbacks.on_done = [self](const engine::Result& r) { self->on_result(r); };
+  callbacks.on_done = [self](const engine::Result& r) {
+    contained([&] { self->on_result(r); },
+              [&](const char* what) {
+                spdlog::error("analysis {} failed: {}", self->name(), what);
+                self->done(internal_reply(what));
+              });
+  };
   auto handle = core_->service.analyze(request, std::move(callbacks));
   if (!handle) {
     core_->metrics.job_finished(false, true, 0);
-    spdlog::warn("analysis {} game={} outcome={}: {}", name_, game_name(context_.game),
+    spdlog::warn("analysis {} game={} outcome={}: {}", name(), game_name(context_.game),
                  handle.error().code, handle.error().message);
-    sink_.on_done(engine_error(handle.error()));
-    core_->scheduler->finished(*this);
-    return;
+    return done(engine_error(handle.error()));
   }
   bool stop_now;
   {
@@ -92,14 +107,18 @@ void AnalysisWork::stop() {
   if (h) h->stop();  // outside the lock: the result may be reported on this thread
 }
 
-void AnalysisWork::abort(Reply why) { sink_.on_done(std::move(why)); }
-
 void AnalysisWork::on_result(const engine::Result& r) {
   {
     // The search is over: drop its handle, whose callbacks hold this work.
     std::lock_guard lock(mutex_);
     finished_ = true;
     handle_.reset();
+  }
+  if (r.error) {
+    core_->metrics.job_finished(false, true, r.nodes);
+    spdlog::error("analysis {} game={} outcome=failed: {}", name(), game_name(context_.game),
+                  *r.error);
+    return done(internal_reply(*r.error));
   }
   json body = encode_result(r, context_);
   // Only a search that ran to its own limits is worth repeating: not one
@@ -110,56 +129,53 @@ void AnalysisWork::on_result(const engine::Result& r) {
   spdlog::info(
       "analysis {} game={} limits={} multipv={} threads={} depth={} nodes={} time_ms={} "
       "outcome={}",
-      name_, game_name(context_.game), call_.limits.dump(), call_.request.multipv,
+      name(), game_name(context_.game), call_.limits.dump(), call_.request.multipv,
       call_.request.threads, r.depth, r.nodes, r.time_ms, r.stopped ? "stopped" : "done");
-  sink_.on_done(Reply{200, std::move(body), {}});
-  core_->scheduler->finished(*this);
+  done(Reply{200, std::move(body), nullptr, {}});
 }
 
-AnnotateWork::AnnotateWork(std::shared_ptr<ApiCore> core, AnnotateCall call, Sink sink,
-                           std::string name, Clock::time_point deadline)
-    : core_(std::move(core)),
+// --- ReviewWork --------------------------------------------------------
+
+ReviewWork::ReviewWork(std::shared_ptr<ApiCore> core, AnnotateCall call, Reporter reporter,
+                       std::string name, Clock::time_point deadline)
+    : Work(std::move(reporter), std::move(name)),
+      core_(std::move(core)),
       call_(std::move(call)),
-      sink_(std::move(sink)),
-      name_(std::move(name)),
       deadline_(deadline) {
   threads = std::max(1, call_.options.parallel);
   priority = call_.options.priority;
 }
 
-void AnnotateWork::start() {
-  if (sink_.on_start) sink_.on_start();
+void ReviewWork::start() {
   started_ = Clock::now();
   if (started_ >= deadline_) {
     core_->metrics.job_finished(false, true, 0);
-    sink_.on_done(deadline_reply());
-    core_->scheduler->finished(*this);
-    return;
+    return done(deadline_reply());
   }
   review::Options options = call_.options;
   options.parallel = threads;
   options.limits.deadline = deadline_;
   auto self = shared_from_this();
   review::Callbacks callbacks;
-  const int plies = call_.plies;
-  callbacks.on_progress = [self, plies](int done, int total) {
-    if (self->sink_.on_info) self->sink_.on_info(json{{"ply", done}, {"plies", total}});
-    (void)plies;
+  callbacks.on_progress = [self](int finished, int total) {
+    self->progress(json{{"ply", finished}, {"plies", total}});
     if (Clock::now() >= self->deadline_ && !self->deadline_hit_.exchange(true)) self->stop();
   };
-  callbacks.on_done = [self](const Expected<review::Review, Error>& r) { self->on_done(r); };
+  callbacks.on_done = [self](const Expected<review::Review, Error>& r) {
+    contained([&] { self->on_review(r); },
+              [&](const char* what) {
+                spdlog::error("review {} failed: {}", self->name(), what);
+                self->done(internal_reply(what));
+              });
+  };
   auto handle =
       review::start(core_->service, call_.game, call_.record, options, std::move(callbacks));
   if (!handle) {
     core_->metrics.job_finished(false, true, 0);
-    sink_.on_done(engine_error(handle.error()));
-    core_->scheduler->finished(*this);
-    return;
+    return done(engine_error(handle.error()));
   }
   bool stop_now;
   {
-    // The search may have finished already, on a search thread; then its
-    // handle is not kept (it would hold this work through its callbacks).
     std::lock_guard lock(mutex_);
     if (!finished_) handle_ = *handle;
     stop_now = stop_requested_ && !finished_;
@@ -167,7 +183,7 @@ void AnnotateWork::start() {
   if (stop_now) (*handle)->stop();
 }
 
-void AnnotateWork::stop() {
+void ReviewWork::stop() {
   std::shared_ptr<review::Handle> h;
   {
     std::lock_guard lock(mutex_);
@@ -177,9 +193,7 @@ void AnnotateWork::stop() {
   if (h) h->stop();
 }
 
-void AnnotateWork::abort(Reply why) { sink_.on_done(std::move(why)); }
-
-void AnnotateWork::on_done(const Expected<review::Review, Error>& r) {
+void ReviewWork::on_review(const Expected<review::Review, Error>& r) {
   {
     std::lock_guard lock(mutex_);
     finished_ = true;
@@ -188,23 +202,96 @@ void AnnotateWork::on_done(const Expected<review::Review, Error>& r) {
   const int64_t ms = ms_since(started_);
   if (r) {
     core_->metrics.job_finished(false, false, r->nodes);
-    spdlog::info("review {} game={} plies={} limits={} nodes={} time_ms={} outcome=done", name_,
+    spdlog::info("review {} game={} plies={} limits={} nodes={} time_ms={} outcome=done", name(),
                  game_name(call_.game), call_.plies, call_.limits.dump(), r->nodes, ms);
-    sink_.on_done(
-        Reply{200, encode_review(*r, call_.limits, call_.options.multipv, call_.thresholds), {}});
-  } else {
-    const bool cancelled = r.error().code == "cancelled";
-    core_->metrics.job_finished(cancelled && !deadline_hit_, !cancelled || deadline_hit_, 0);
-    spdlog::info("review {} game={} plies={} time_ms={} outcome={}", name_, game_name(call_.game),
-                 call_.plies, ms, deadline_hit_ ? "deadline_exceeded" : r.error().code);
-    if (deadline_hit_)
-      sink_.on_done(deadline_reply());
-    else if (cancelled)
-      sink_.on_done(error_reply(409, "cancelled", "the review was stopped"));
-    else
-      sink_.on_done(engine_error(r.error()));
+    return done(Reply{200,
+                      encode_review(*r, call_.limits, call_.options.multipv, call_.thresholds),
+                      nullptr,
+                      {}});
   }
-  core_->scheduler->finished(*this);
+  const bool cancelled = r.error().code == "cancelled";
+  core_->metrics.job_finished(cancelled && !deadline_hit_, !cancelled || deadline_hit_, 0);
+  const auto log_level = cancelled ? spdlog::level::info : spdlog::level::err;
+  spdlog::log(log_level, "review {} game={} plies={} time_ms={} outcome={}: {}", name(),
+              game_name(call_.game), call_.plies, ms,
+              deadline_hit_ ? "deadline_exceeded" : r.error().code, r.error().message);
+  if (deadline_hit_) return done(deadline_reply());
+  if (cancelled) return done(error_reply(409, "cancelled", "the review was stopped"));
+  done(engine_error(r.error()));
+}
+
+// --- PerftWork ---------------------------------------------------------
+
+PerftWork::PerftWork(std::shared_ptr<ApiCore> core, PerftCall call, Reporter reporter,
+                     std::string name, Clock::time_point deadline)
+    : Work(std::move(reporter), std::move(name)),
+      core_(std::move(core)),
+      call_(std::move(call)),
+      deadline_(deadline) {
+  threads = 1;
+  priority = engine::Priority::interactive;
+}
+
+void PerftWork::start() {
+  started_ = Clock::now();
+  if (started_ >= deadline_) return done(deadline_reply());
+  auto self = shared_from_this();
+  engine::PerftCallbacks callbacks;
+  callbacks.on_done = [self](const Expected<PerftReport, Error>& r) {
+    contained([&] { self->on_count(r); },
+              [&](const char* what) {
+                spdlog::error("perft {} failed: {}", self->name(), what);
+                self->done(internal_reply(what));
+              });
+  };
+  auto handle = core_->service.perft_async(call_.game, call_.fen, call_.depth, deadline_,
+                                           std::move(callbacks));
+  if (!handle) return done(engine_error(handle.error()));
+  bool stop_now;
+  {
+    std::lock_guard lock(mutex_);
+    if (!finished_) handle_ = *handle;
+    stop_now = stop_requested_ && !finished_;
+  }
+  if (stop_now) (*handle)->stop();
+}
+
+void PerftWork::stop() {
+  std::shared_ptr<engine::SearchHandle> h;
+  {
+    std::lock_guard lock(mutex_);
+    stop_requested_ = true;
+    h = handle_;
+  }
+  if (h) h->stop();
+}
+
+void PerftWork::on_count(const Expected<PerftReport, Error>& r) {
+  {
+    std::lock_guard lock(mutex_);
+    finished_ = true;
+    handle_.reset();
+  }
+  const auto us =
+      std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - started_).count();
+  spdlog::info("perft {} game={} depth={} outcome={} time_ms={}", name(), game_name(call_.game),
+               call_.depth, r ? "done" : r.error().code, us / 1000);
+  if (!r) {
+    if (r.error().code == "cancelled")
+      return done(error_reply(409, "cancelled", "the count was stopped"));
+    if (r.error().code == "deadline_exceeded") return done(deadline_reply());
+    return done(engine_error(r.error()));
+  }
+  const uint64_t nps = us > 0 ? uint64_t(double(r->nodes) * 1e6 / double(us)) : 0;
+  done(Reply{200,
+             {{"game", game_name(call_.game)},
+              {"fen", call_.fen},
+              {"depth", call_.depth},
+              {"nodes", r->nodes},
+              {"time_ms", us / 1000},
+              {"nps", nps}},
+             nullptr,
+             {}});
 }
 
 }  // namespace kibitz::server

@@ -1,10 +1,10 @@
-// The two kinds of scheduled work: one analysis (engine search) and one
-// whole-game review. Both report through a Sink, which the caller points at
-// a streaming client or at a job record.
+// The units of scheduled work: an analysis (one engine search), a review
+// (a whole game) and a perft. Each is made from a request decoded once
+// (server/api/request.h), reports through its Reporter, and ends with
+// Work::done exactly once.
 #pragma once
 
 #include <atomic>
-#include <functional>
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -20,45 +20,35 @@
 
 namespace kibitz::server {
 
-// What work needs of the Api; shared so that work still finishing on a
-// search thread never outlives it.
+// What work needs of the Api, shared: a work or a ticket that outlives the
+// Api (a session cancelling late) still finds it. Nothing in it owns a
+// thread, so it may be freed on any thread.
 struct ApiCore {
-  ApiCore(const Config& c, engine::Service& s, Metrics& m)
+  ApiCore(const Config& c, engine::Service& s)
       : config(c),
         service(s),
-        metrics(m),
         cache(c.cache_entries),
-        scheduler(std::make_shared<Scheduler>(s.threads(), c.queue_size, m,
-                                              std::chrono::milliseconds(c.live_slice_ms))) {}
+        scheduler(s.threads(), c.queue_size, metrics, std::chrono::milliseconds(c.live_slice_ms)) {}
   Config config;
-  engine::Service& service;
-  Metrics& metrics;
+  engine::Service& service;  // outlives the Api
+  Metrics metrics;
   ResultCache cache;
-  std::shared_ptr<Scheduler> scheduler;
-};
-
-struct Sink {
-  std::function<void()> on_start;               // the work got its threads
-  std::function<void(nlohmann::json)> on_info;  // progress
-  std::function<void(Reply)> on_done;           // exactly once
+  Scheduler scheduler;
 };
 
 class AnalysisWork final : public Work, public std::enable_shared_from_this<AnalysisWork> {
  public:
-  AnalysisWork(std::shared_ptr<ApiCore> core, AnalyzeCall call, Sink sink, std::string name,
+  AnalysisWork(std::shared_ptr<ApiCore> core, AnalyzeCall call, Reporter reporter, std::string name,
                engine::Clock::time_point deadline);
-  void start() override;
-  void stop() override;
-  void abort(Reply why) override;
 
  private:
+  void start() override;
+  void stop() override;
   void on_result(const engine::Result& r);
 
   std::shared_ptr<ApiCore> core_;
   AnalyzeCall call_;
   ResultContext context_;
-  Sink sink_;
-  std::string name_;  // for logs
   engine::Clock::time_point deadline_;
   engine::Clock::time_point search_deadline_;  // deadline_, or sooner for interactive searches
   std::mutex mutex_;
@@ -67,28 +57,45 @@ class AnalysisWork final : public Work, public std::enable_shared_from_this<Anal
   bool finished_ = false;  // the result came; handle_ stays empty from then on
 };
 
-class AnnotateWork final : public Work, public std::enable_shared_from_this<AnnotateWork> {
+class ReviewWork final : public Work, public std::enable_shared_from_this<ReviewWork> {
  public:
-  AnnotateWork(std::shared_ptr<ApiCore> core, AnnotateCall call, Sink sink, std::string name,
-               engine::Clock::time_point deadline);
-  void start() override;
-  void stop() override;
-  void abort(Reply why) override;
+  ReviewWork(std::shared_ptr<ApiCore> core, AnnotateCall call, Reporter reporter, std::string name,
+             engine::Clock::time_point deadline);
 
  private:
-  void on_done(const Expected<review::Review, Error>& r);
+  void start() override;
+  void stop() override;
+  void on_review(const Expected<review::Review, Error>& r);
 
   std::shared_ptr<ApiCore> core_;
   AnnotateCall call_;
-  Sink sink_;
-  std::string name_;
   engine::Clock::time_point deadline_;
   engine::Clock::time_point started_;
   std::mutex mutex_;
   std::shared_ptr<review::Handle> handle_;
   bool stop_requested_ = false;
-  bool finished_ = false;  // the result came; handle_ stays empty from then on
+  bool finished_ = false;
   std::atomic<bool> deadline_hit_{false};
+};
+
+class PerftWork final : public Work, public std::enable_shared_from_this<PerftWork> {
+ public:
+  PerftWork(std::shared_ptr<ApiCore> core, PerftCall call, Reporter reporter, std::string name,
+            engine::Clock::time_point deadline);
+
+ private:
+  void start() override;
+  void stop() override;
+  void on_count(const Expected<PerftReport, Error>& r);
+
+  std::shared_ptr<ApiCore> core_;
+  PerftCall call_;
+  engine::Clock::time_point deadline_;
+  engine::Clock::time_point started_;
+  std::mutex mutex_;
+  std::shared_ptr<engine::SearchHandle> handle_;
+  bool stop_requested_ = false;
+  bool finished_ = false;
 };
 
 }  // namespace kibitz::server

@@ -1,7 +1,16 @@
-// The search thread pool: priorities, cancellation, shutdown.
+// The search thread pool: order, cancellation, shutdown, contained exceptions,
+// the nice value of its threads.
 #include "engine/thread_pool.h"
 
 #include <gtest/gtest.h>
+#include <sched.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <stdexcept>
+#include <string>
 
 #include <atomic>
 #include <condition_variable>
@@ -47,17 +56,17 @@ TEST(ThreadPool, RunsEveryTaskOnce) {
                        ++done;
                        cv.notify_all();
                      },
-                     nullptr, 0, 2});
+                     nullptr, 2});
   pool.submit(std::move(tasks));
   std::unique_lock lock(m);
   cv.wait(lock, [&] { return done == 50; });
   EXPECT_EQ(done, 50);
 }
 
-TEST(ThreadPool, InteractiveRunsBeforeBatch) {
+TEST(ThreadPool, RunsTasksInSubmissionOrder) {
   ThreadPool pool(1);
   Gate gate;
-  pool.submit({{[&] { gate.pass(); }, nullptr, 0, 1}});
+  pool.submit({{[&] { gate.pass(); }, nullptr, 1}});
   gate.wait_entered();  // the only thread is busy: the next tasks queue
   std::mutex m;
   std::vector<int> order;
@@ -69,23 +78,59 @@ TEST(ThreadPool, InteractiveRunsBeforeBatch) {
       cv.notify_all();
     };
   };
-  pool.submit({{record(1), nullptr, 1, 2}, {record(2), nullptr, 1, 2}});  // batch
-  pool.submit({{record(3), nullptr, 0, 3}});                              // interactive
+  pool.submit({{record(1), nullptr, 2}, {record(2), nullptr, 2}});
+  pool.submit({{record(3), nullptr, 3}});
   gate.release();
   std::unique_lock lock(m);
   cv.wait(lock, [&] { return order.size() == 3; });
-  EXPECT_EQ(order, (std::vector<int>{3, 1, 2}));
+  EXPECT_EQ(order, (std::vector<int>{1, 2, 3}));
+}
+
+TEST(ThreadPool, AnExceptionInATaskIsReportedAndTheThreadGoesOn) {
+  std::mutex m;
+  std::vector<std::string> errors;
+  ThreadPool::Options options;
+  options.on_task_error = [&](const std::string& what) {
+    std::lock_guard lock(m);
+    errors.push_back(what);
+  };
+  ThreadPool pool(1, options);
+  std::atomic<int> ran{0};
+  pool.submit({{[] { throw std::runtime_error("injected"); }, nullptr, 1},
+               {[] { throw 42; }, nullptr, 1},
+               {[&] { ran++; }, nullptr, 1}});
+  while (ran.load() == 0) std::this_thread::yield();
+  std::lock_guard lock(m);
+  EXPECT_EQ(errors, (std::vector<std::string>{"injected", "an exception of unknown type"}));
+}
+
+TEST(ThreadPool, ThreadsRunAtTheNiceValueAndPolicyAsked) {
+  ThreadPool::Options options;
+  options.nice = 7;
+  options.idle_policy = true;
+  ThreadPool pool(1, options);
+  std::atomic<int> nice{-100}, policy{-100};
+  pool.submit({{[&] {
+                  errno = 0;
+                  nice = getpriority(PRIO_PROCESS, pid_t(syscall(SYS_gettid)));
+                  policy = sched_getscheduler(0);
+                },
+                nullptr, 1}});
+  while (policy.load() == -100) std::this_thread::yield();
+  // Lowering either needs no privilege, so this holds everywhere.
+  EXPECT_EQ(nice.load(), 7);
+  EXPECT_EQ(policy.load(), SCHED_IDLE);
 }
 
 TEST(ThreadPool, CancelGroupDropsQueuedTasks) {
   ThreadPool pool(1);
   Gate gate;
-  pool.submit({{[&] { gate.pass(); }, nullptr, 0, 1}});
+  pool.submit({{[&] { gate.pass(); }, nullptr, 1}});
   gate.wait_entered();
   std::atomic<int> ran{0}, cancelled{0};
-  pool.submit({{[&] { ran++; }, [&] { cancelled++; }, 0, 7},
-               {[&] { ran++; }, [&] { cancelled++; }, 0, 7},
-               {[&] { ran++; }, [&] { cancelled++; }, 0, 8}});
+  pool.submit({{[&] { ran++; }, [&] { cancelled++; }, 7},
+               {[&] { ran++; }, [&] { cancelled++; }, 7},
+               {[&] { ran++; }, [&] { cancelled++; }, 8}});
   EXPECT_EQ(pool.queued(), 3u);
   pool.cancel_group(7);
   EXPECT_EQ(cancelled.load(), 2);
@@ -104,10 +149,10 @@ TEST(ThreadPool, ShutdownCancelsWhatIsQueuedAndWaitsForWhatRuns) {
                    gate.pass();
                    running_task_finished = true;
                  },
-                 nullptr, 0, 1}});
+                 nullptr, 1}});
   gate.wait_entered();
   pool->submit(
-      {{[&] { ran++; }, [&] { cancelled++; }, 0, 2}, {[&] { ran++; }, [&] { cancelled++; }, 0, 2}});
+      {{[&] { ran++; }, [&] { cancelled++; }, 2}, {[&] { ran++; }, [&] { cancelled++; }, 2}});
   std::thread destroyer([&] { pool.reset(); });
   // The destructor cancels the queued tasks before it waits for the running
   // one (which the gate still holds); if it ran them instead, this would hang.

@@ -93,10 +93,10 @@ TEST_F(Decode, BadFenAndIllegalMoveHaveTheirCodes) {
 
 TEST_F(Decode, InfiniteIsAllowedOverTheWebSocketOnly) {
   auto promise = std::make_shared<std::promise<Reply>>();
-  StreamCallbacks cb;
+  Reporter cb;
   cb.on_done = [promise](Reply r) { promise->set_value(std::move(r)); };
-  auto ticket =
-      api->analyze({{"limits", {{"infinite", true}}}}, engine::Priority::interactive, true, cb);
+  auto ticket = api->analyze({{"limits", {{"infinite", true}}}},
+                             Origin{"", engine::Priority::interactive, true}, cb);
   ticket->cancel();
   Reply r = promise->get_future().get();
   EXPECT_EQ(r.status, 200) << r.body.dump();

@@ -28,10 +28,10 @@ void rest(const char* path, const char* method, const Reply& r) {
 // A WebSocket-style stream: every info, then the final message.
 void stream(Api& api, json request, const std::string& id, bool annotate) {
   auto done = std::make_shared<std::promise<void>>();
-  StreamCallbacks cb;
+  Reporter cb;
   const std::string info_type = annotate ? "progress" : "info";
   const std::string final_type = annotate ? "review" : "bestmove";
-  cb.on_info = [id, info_type](json j) {
+  cb.on_progress = [id, info_type](json j) {
     j["type"] = info_type;
     j["id"] = id;
     emit({{"ws", j}});
@@ -47,8 +47,9 @@ void stream(Api& api, json request, const std::string& id, bool annotate) {
     emit({{"ws", j}});
     done->set_value();
   };
-  auto ticket = annotate ? api.annotate_stream(request, cb)
-                         : api.analyze(request, engine::Priority::interactive, true, cb);
+  auto ticket =
+      annotate ? api.annotate_stream(request, Origin{"", engine::Priority::interactive, false}, cb)
+               : api.analyze(request, Origin{"", engine::Priority::interactive, true}, cb);
   done->get_future().wait();
 }
 
@@ -76,23 +77,24 @@ int main() {
   rest("/v1/perft", "POST", perft(*api, {{"game", "draughts"}, {"depth", 3}}));
   rest("/v1/info", "GET", api->info());
 
-  Reply job = api->submit_job(chess);
+  Reply job = api->submit_job(chess, {});
   rest("/v1/jobs", "POST", job);
   rest("/v1/jobs/{id}", "GET", wait_job(*api, job.body["id"]));
   Reply annotate =
       api->annotate({{"pgn", "[Event \"x\"]\n\n1. e4 e5 2. Qh5 Nc6 3. Bc4 Nf6 4. Qxf7# 1-0"},
-                     {"limits", {{"depth", 3}}}});
+                     {"limits", {{"depth", 3}}}},
+                    {});
   rest("/v1/games/annotate", "POST", annotate);
   rest("/v1/jobs/{id}", "GET", api->get_job(annotate.body["id"].get<std::string>()));
   rest("/v1/jobs/{id}", "GET", wait_job(*api, annotate.body["id"]));
-  Reply pdn = api->annotate({{"pdn", "1. c3-d4 f6-g5 2. b2-c3 *"}, {"limits", {{"depth", 3}}}});
+  Reply pdn = api->annotate({{"pdn", "1. c3-d4 f6-g5 2. b2-c3 *"}, {"limits", {{"depth", 3}}}}, {});
   rest("/v1/games/annotate", "POST", pdn);
   rest("/v1/jobs/{id}", "GET", wait_job(*api, pdn.body["id"]));
-  Reply slow = api->submit_job({{"limits", {{"movetime_ms", 2000}}}});
+  Reply slow = api->submit_job({{"limits", {{"movetime_ms", 2000}}}}, {});
   rest("/v1/jobs/{id}", "DELETE", api->delete_job(slow.body["id"].get<std::string>()));
   rest("/v1/jobs/{id}", "GET", wait_job(*api, slow.body["id"]));
   rest("/v1/jobs/{id}", "GET", api->get_job("ffff"));
-  rest("/v1/games/annotate", "POST", api->annotate({{"pgn", "1. e4 e5 2. Ke3 *"}}));
+  rest("/v1/games/annotate", "POST", api->annotate({{"pgn", "1. e4 e5 2. Ke3 *"}}, {}));
 
   stream(*api, {{"moves", {"d2d4"}}, {"limits", {{"depth", 3}}}}, "t1", false);
   stream(*api, {{"game", "draughts"}, {"limits", {{"depth", 3}}}}, "t2", false);
@@ -101,6 +103,6 @@ int main() {
 
   api->shutdown();
   rest("/v1/analyze", "POST", analyze(*api, chess));
-  rest("/v1/jobs", "POST", api->submit_job(chess));
+  rest("/v1/jobs", "POST", api->submit_job(chess, {}));
   return 0;
 }

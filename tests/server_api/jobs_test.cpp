@@ -14,7 +14,7 @@ namespace {
 TEST(Jobs, AnalysisJobRunsToDone) {
   auto service = small_service(1);
   auto api = make_api(test_config(), *service);
-  Reply accepted = api->submit_job({{"moves", {"e2e4"}}, {"limits", {{"depth", 4}}}});
+  Reply accepted = api->submit_job({{"moves", {"e2e4"}}, {"limits", {{"depth", 4}}}}, {});
   ASSERT_EQ(accepted.status, 202) << accepted.body.dump();
   EXPECT_EQ(accepted.body["status"], "queued");
   const std::string id = accepted.body["id"];
@@ -32,10 +32,10 @@ TEST(Jobs, AnalysisJobRunsToDone) {
 TEST(Jobs, BadJobIsRefusedAtOnce) {
   auto service = small_service(1);
   auto api = make_api(test_config(), *service);
-  Reply r = api->submit_job({{"moves", {"e2e5"}}});
+  Reply r = api->submit_job({{"moves", {"e2e5"}}}, {});
   EXPECT_EQ(r.status, 400);
   EXPECT_EQ(r.body["error"]["code"], "illegal_move");
-  EXPECT_EQ(api->submit_job({{"limits", {{"infinite", true}}}}).status, 400);
+  EXPECT_EQ(api->submit_job({{"limits", {{"infinite", true}}}}, {}).status, 400);
 }
 
 TEST(Jobs, UnknownJobIs404) {
@@ -51,7 +51,7 @@ TEST(Jobs, FinishedJobIsForgottenAfterTheRetention) {
   Config c = test_config();
   c.job_retention_s = 1;
   auto api = make_api(c, *service);
-  const std::string id = api->submit_job({{"limits", {{"depth", 2}}}}).body["id"];
+  const std::string id = api->submit_job({{"limits", {{"depth", 2}}}}, {}).body["id"];
   EXPECT_EQ(wait_job(*api, id).body["status"], "done");
   std::this_thread::sleep_for(std::chrono::milliseconds(1100));
   EXPECT_EQ(api->get_job(id).status, 404);
@@ -62,7 +62,7 @@ TEST(Jobs, ZeroRetentionForgetsAtOnce) {
   Config c = test_config();
   c.job_retention_s = 0;
   auto api = make_api(c, *service);
-  Reply r = api->submit_job({{"limits", {{"depth", 2}}}});
+  Reply r = api->submit_job({{"limits", {{"depth", 2}}}}, {});
   const std::string id = r.body["id"];
   for (int i = 0; i < 6000 && api->get_job(id).status == 200; ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
@@ -74,11 +74,11 @@ TEST(Jobs, QueuedJobIsCancelledByDelete) {
   auto api = make_api(test_config(), *service);
   // Hold the only thread with an infinite interactive search.
   auto blocked = std::make_shared<std::promise<Reply>>();
-  StreamCallbacks cb;
+  Reporter cb;
   cb.on_done = [blocked](Reply r) { blocked->set_value(std::move(r)); };
-  auto blocker =
-      api->analyze({{"limits", {{"infinite", true}}}}, engine::Priority::interactive, true, cb);
-  const std::string id = api->submit_job({{"limits", {{"depth", 3}}}}).body["id"];
+  auto blocker = api->analyze({{"limits", {{"infinite", true}}}},
+                              Origin{"", engine::Priority::interactive, true}, cb);
+  const std::string id = api->submit_job({{"limits", {{"depth", 3}}}}, {}).body["id"];
   EXPECT_EQ(api->get_job(id).body["status"], "queued");
   Reply deleted = api->delete_job(id);
   EXPECT_EQ(deleted.status, 200);
@@ -91,7 +91,7 @@ TEST(Jobs, QueuedJobIsCancelledByDelete) {
 TEST(Jobs, RunningJobIsCancelledByDelete) {
   auto service = small_service(1);
   auto api = make_api(test_config(), *service);
-  const std::string id = api->submit_job({{"limits", {{"movetime_ms", 4000}}}}).body["id"];
+  const std::string id = api->submit_job({{"limits", {{"movetime_ms", 4000}}}}, {}).body["id"];
   // Wait until it searches (it reports iterations as progress).
   for (int i = 0; i < 6000 && api->get_job(id).body["progress"].is_null(); ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
@@ -110,11 +110,11 @@ TEST(Jobs, MaxJobsIsEnforced) {
   auto api = make_api(c, *service);
   std::vector<std::string> ids;
   for (int i = 0; i < 2; ++i) {
-    Reply r = api->submit_job({{"limits", {{"depth", 2}}}, {"multipv", i + 1}});
+    Reply r = api->submit_job({{"limits", {{"depth", 2}}}, {"multipv", i + 1}}, {});
     ASSERT_EQ(r.status, 202);
     ids.push_back(r.body["id"]);
   }
-  Reply full = api->submit_job({{"limits", {{"depth", 2}}}});
+  Reply full = api->submit_job({{"limits", {{"depth", 2}}}}, {});
   EXPECT_EQ(full.status, 429);
   EXPECT_EQ(full.body["error"]["code"], "queue_full");
   for (auto& id : ids) wait_job(*api, id);
@@ -131,7 +131,7 @@ const char* kShortGame = R"([Event "Test"]
 TEST(Jobs, AnnotateJobReachesDoneWithEveryPly) {
   auto service = small_service(2);
   auto api = make_api(test_config(), *service);
-  Reply accepted = api->annotate({{"pgn", kShortGame}, {"limits", {{"depth", 3}}}});
+  Reply accepted = api->annotate({{"pgn", kShortGame}, {"limits", {{"depth", 3}}}}, {});
   ASSERT_EQ(accepted.status, 202) << accepted.body.dump();
   const std::string id = accepted.body["id"];
   Reply r = wait_job(*api, id);
@@ -156,14 +156,15 @@ TEST(Jobs, AnnotateDraughtsGameOverTheStream) {
   auto done = std::make_shared<std::promise<Reply>>();
   auto progress = std::make_shared<std::vector<json>>();
   auto mutex = std::make_shared<std::mutex>();
-  StreamCallbacks cb;
-  cb.on_info = [progress, mutex](json j) {
+  Reporter cb;
+  cb.on_progress = [progress, mutex](json j) {
     std::lock_guard lock(*mutex);
     progress->push_back(std::move(j));
   };
   cb.on_done = [done](Reply r) { done->set_value(std::move(r)); };
   auto ticket = api->annotate_stream(
-      {{"pdn", "[GameType \"25\"]\n1. c3-d4 f6-g5 2. b2-c3 *"}, {"limits", {{"depth", 3}}}}, cb);
+      {{"pdn", "[GameType \"25\"]\n1. c3-d4 f6-g5 2. b2-c3 *"}, {"limits", {{"depth", 3}}}},
+      Origin{"", engine::Priority::interactive, false}, cb);
   Reply r = done->get_future().get();
   ASSERT_EQ(r.status, 200) << r.body.dump();
   EXPECT_EQ(r.body["game"], "draughts");
@@ -177,15 +178,15 @@ TEST(Jobs, AnnotateDraughtsGameOverTheStream) {
 TEST(Jobs, AnnotateErrorsAreImmediate) {
   auto service = small_service(1);
   auto api = make_api(test_config(), *service);
-  Reply none = api->annotate({{"limits", {{"depth", 2}}}});
+  Reply none = api->annotate({{"limits", {{"depth", 2}}}}, {});
   EXPECT_EQ(none.status, 400);
   EXPECT_EQ(none.body["error"]["code"], "invalid_request");
-  Reply illegal = api->annotate({{"pgn", "1. e4 e5 2. Ke3 *"}});
+  Reply illegal = api->annotate({{"pgn", "1. e4 e5 2. Ke3 *"}}, {});
   EXPECT_EQ(illegal.status, 400);
   EXPECT_EQ(illegal.body["error"]["code"], "illegal_move");
   EXPECT_NE(illegal.body["error"]["message"].get<std::string>().find("Ke3"), std::string::npos)
       << illegal.body.dump();
-  Reply thresholds = api->annotate({{"pgn", kShortGame}, {"thresholds", {{"blunder", 0.05}}}});
+  Reply thresholds = api->annotate({{"pgn", kShortGame}, {"thresholds", {{"blunder", 0.05}}}}, {});
   EXPECT_EQ(thresholds.status, 400);
   EXPECT_NE(thresholds.body["error"]["message"].get<std::string>().find("thresholds"),
             std::string::npos);
@@ -194,7 +195,7 @@ TEST(Jobs, AnnotateErrorsAreImmediate) {
 TEST(Jobs, AnnotateJobCanBeCancelled) {
   auto service = small_service(1);
   auto api = make_api(test_config(), *service);
-  Reply accepted = api->annotate({{"pgn", kShortGame}, {"limits", {{"movetime_ms", 3000}}}});
+  Reply accepted = api->annotate({{"pgn", kShortGame}, {"limits", {{"movetime_ms", 3000}}}}, {});
   const std::string id = accepted.body["id"];
   api->delete_job(id);
   Reply r = wait_job(*api, id);

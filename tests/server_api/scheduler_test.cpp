@@ -18,11 +18,10 @@ struct Blocker {
   std::shared_ptr<Ticket> ticket;
 
   explicit Blocker(Api& api, int threads = 1, std::string owner = "") {
-    StreamCallbacks cb;
-    cb.owner = std::move(owner);
+    Reporter cb;
     cb.on_done = [d = done](Reply r) { d->set_value(std::move(r)); };
     ticket = api.analyze({{"limits", {{"infinite", true}}}, {"threads", threads}},
-                         engine::Priority::interactive, true, cb);
+                         Origin{owner, engine::Priority::interactive, true}, cb);
   }
   Reply release() {
     ticket->cancel();
@@ -50,19 +49,38 @@ TEST(Scheduler, RepeatedAnalysisIsAnsweredFromTheCache) {
   EXPECT_EQ(metric(*api, "kibitz_nodes_searched_total"), nodes);
   EXPECT_EQ(metric(*api, "kibitz_jobs_finished_total"), finished);
   EXPECT_EQ(metric(*api, "kibitz_cache_hits_total"), 1);
-  // The transport's fast path: the same result, already serialised.
-  auto text = api->cached_analysis(request);
-  ASSERT_NE(text, nullptr);
-  EXPECT_EQ(*text, first.body.dump());
-  EXPECT_EQ(metric(*api, "kibitz_cache_hits_total"), 2);
+  // A cache hit comes already serialised (the transport sends it as is).
+  ASSERT_NE(second.text, nullptr);
+  EXPECT_EQ(*second.text, first.body.dump());
   // Another point of view, line count or limit is another entry.
   json stm = request;
   stm["pov"] = "side_to_move";
-  EXPECT_EQ(api->cached_analysis(stm), nullptr);
-  EXPECT_EQ(api->cached_analysis({{"moves", {"e2e5"}}}), nullptr);
+  EXPECT_TRUE(analyze(*api, stm).headers.empty());
   json other = request;
   other["multipv"] = 1;
   EXPECT_TRUE(analyze(*api, other).headers.empty());
+}
+
+// The same position (same FEN, counters included) reached through another
+// history is another search: there the position may be a repetition.
+TEST(Scheduler, TheCacheKeepsHistoriesApart) {
+  auto service = small_service(1);
+  auto api = make_api(test_config(), *service);
+  const json repeated = {
+      {"moves", {"e2e4", "e7e5", "g1f3", "g8f6", "f3g1", "f6g8", "g1f3", "g8f6"}},
+      {"limits", {{"depth", 3}}}};
+  const json direct = {{"moves", {"e2e4", "e7e5", "g1f3", "g8f6", "b1c3", "b8c6", "c3b1", "c6b8"}},
+                       {"limits", {{"depth", 3}}}};
+  Reply a = analyze(*api, repeated);
+  ASSERT_EQ(a.status, 200);
+  Reply b = analyze(*api, direct);
+  ASSERT_EQ(b.status, 200);
+  EXPECT_EQ(a.body["fen"], b.body["fen"]);  // one position
+  EXPECT_TRUE(b.headers.empty()) << "answered from another history's cache entry";
+  EXPECT_EQ(metric(*api, "kibitz_cache_hits_total"), 0);
+  // Each is still its own cache entry.
+  EXPECT_FALSE(analyze(*api, direct).headers.empty());
+  EXPECT_FALSE(analyze(*api, repeated).headers.empty());
 }
 
 TEST(Scheduler, StoppedSearchesAreNotCached) {
@@ -71,23 +89,23 @@ TEST(Scheduler, StoppedSearchesAreNotCached) {
   const json request = {{"limits", {{"movetime_ms", 4000}}}};
   auto done = std::make_shared<std::promise<Reply>>();
   std::shared_ptr<Ticket> ticket;
-  StreamCallbacks cb;
+  Reporter cb;
   auto first_info = std::make_shared<std::promise<void>>();
   auto once = std::make_shared<std::once_flag>();
-  cb.on_info = [first_info, once](json) {
+  cb.on_progress = [first_info, once](json) {
     std::call_once(*once, [&] { first_info->set_value(); });
   };
   cb.on_done = [done](Reply r) { done->set_value(std::move(r)); };
-  ticket = api->analyze(request, engine::Priority::interactive, false, cb);
+  ticket = api->analyze(request, Origin{"", engine::Priority::interactive, false}, cb);
   first_info->get_future().wait();
   ticket->cancel();
   Reply stopped = done->get_future().get();
   EXPECT_EQ(stopped.body["stopped"], true);
   // Asked again: searched again (stopped again at once), not answered from the cache.
   auto again = std::make_shared<std::promise<Reply>>();
-  StreamCallbacks cb2;
+  Reporter cb2;
   cb2.on_done = [again](Reply r) { again->set_value(std::move(r)); };
-  auto t2 = api->analyze(request, engine::Priority::interactive, false, cb2);
+  auto t2 = api->analyze(request, Origin{"", engine::Priority::interactive, false}, cb2);
   t2->cancel();
   Reply r2 = again->get_future().get();
   EXPECT_TRUE(r2.headers.empty());
@@ -102,9 +120,10 @@ TEST(Scheduler, FullQueueAnswers429WithRetryAfter) {
   Blocker blocker(*api);
   // One waits in the queue...
   auto queued = std::make_shared<std::promise<Reply>>();
-  StreamCallbacks cb;
+  Reporter cb;
   cb.on_done = [queued](Reply r) { queued->set_value(std::move(r)); };
-  auto t = api->analyze({{"limits", {{"depth", 2}}}}, engine::Priority::interactive, false, cb);
+  auto t = api->analyze({{"limits", {{"depth", 2}}}},
+                        Origin{"", engine::Priority::interactive, false}, cb);
   EXPECT_EQ(metric(*api, "kibitz_jobs_queued"), 1);
   // ...the next is refused.
   Reply full = analyze(*api, {{"limits", {{"depth", 3}}}});
@@ -112,7 +131,7 @@ TEST(Scheduler, FullQueueAnswers429WithRetryAfter) {
   EXPECT_EQ(full.body["error"]["code"], "queue_full");
   ASSERT_EQ(full.headers.size(), 1u);
   EXPECT_EQ(full.headers[0].first, "Retry-After");
-  EXPECT_EQ(api->submit_job({{"limits", {{"depth", 3}}}}).status, 429);
+  EXPECT_EQ(api->submit_job({{"limits", {{"depth", 3}}}}, {}).status, 429);
   blocker.release();
   EXPECT_EQ(queued->get_future().get().status, 200);
 }
@@ -128,7 +147,7 @@ TEST(Scheduler, InteractiveGoesBeforeBatch) {
   const auto submit = [&](std::string name, engine::Priority p, const char* move) {
     auto d = std::make_shared<std::promise<void>>();
     done.push_back(d);
-    StreamCallbacks cb;
+    Reporter cb;
     cb.on_done = [&, name, d](Reply) {
       {
         std::lock_guard lock(mutex);
@@ -136,7 +155,8 @@ TEST(Scheduler, InteractiveGoesBeforeBatch) {
       }
       d->set_value();
     };
-    tickets.push_back(api->analyze({{"moves", {move}}, {"limits", {{"depth", 2}}}}, p, false, cb));
+    tickets.push_back(
+        api->analyze({{"moves", {move}}, {"limits", {{"depth", 2}}}}, Origin{"", p, false}, cb));
   };
   submit("batch1", engine::Priority::batch, "e2e4");
   submit("batch2", engine::Priority::batch, "d2d4");
@@ -158,8 +178,7 @@ struct Recorder {
                                               const std::string& owner, const char* move) {
     auto d = std::make_shared<std::promise<Reply>>();
     done.push_back(d);
-    StreamCallbacks cb;
-    cb.owner = owner;
+    Reporter cb;
     cb.on_done = [this, name, d](Reply r) {
       {
         std::lock_guard lock(mutex);
@@ -168,7 +187,7 @@ struct Recorder {
       d->set_value(std::move(r));
     };
     tickets.push_back(api.analyze({{"moves", {move}}, {"limits", {{"depth", 2}}}},
-                                  engine::Priority::interactive, false, cb));
+                                  Origin{owner, engine::Priority::interactive, false}, cb));
     return d;
   }
 };
@@ -236,9 +255,10 @@ TEST(Scheduler, CancellingAQueuedAnalysisAnswersCancelled) {
   auto api = make_api(test_config(), *service);
   Blocker blocker(*api);
   auto done = std::make_shared<std::promise<Reply>>();
-  StreamCallbacks cb;
+  Reporter cb;
   cb.on_done = [done](Reply r) { done->set_value(std::move(r)); };
-  auto t = api->analyze({{"limits", {{"depth", 2}}}}, engine::Priority::interactive, false, cb);
+  auto t = api->analyze({{"limits", {{"depth", 2}}}},
+                        Origin{"", engine::Priority::interactive, false}, cb);
   t->cancel();
   t->cancel();  // idempotent
   Reply r = done->get_future().get();
@@ -270,10 +290,11 @@ TEST(Scheduler, ShutdownRefusesNewWorkAndStopsRunning) {
   EXPECT_TRUE(api->ready());
   Blocker blocker(*api);
   auto queued = std::make_shared<std::promise<Reply>>();
-  StreamCallbacks cb;
+  Reporter cb;
   cb.on_done = [queued](Reply r) { queued->set_value(std::move(r)); };
-  auto t = api->analyze({{"limits", {{"depth", 2}}}}, engine::Priority::interactive, false, cb);
-  const std::string job = api->submit_job({{"limits", {{"depth", 2}}}}).body["id"];
+  auto t = api->analyze({{"limits", {{"depth", 2}}}},
+                        Origin{"", engine::Priority::interactive, false}, cb);
+  const std::string job = api->submit_job({{"limits", {{"depth", 2}}}}, {}).body["id"];
   api->shutdown();
   EXPECT_FALSE(api->ready());
   EXPECT_EQ(blocker.done->get_future().get().body["stopped"], true);
@@ -284,7 +305,7 @@ TEST(Scheduler, ShutdownRefusesNewWorkAndStopsRunning) {
   Reply refused = analyze(*api, {{"limits", {{"depth", 2}}}});
   EXPECT_EQ(refused.status, 503);
   EXPECT_EQ(refused.body["error"]["code"], "shutting_down");
-  EXPECT_EQ(api->submit_job({}).status, 503);
+  EXPECT_EQ(api->submit_job({}, {}).status, 503);
   EXPECT_EQ(moves(*api, {}).status, 503);
 }
 
