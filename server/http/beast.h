@@ -7,10 +7,12 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/websocket.hpp>
+#include <boost/url/url.hpp>
 #include <memory>
 #include <utility>
 
 #include "context.h"
+#include "router.h"
 
 namespace kibitz::server {
 
@@ -62,19 +64,17 @@ inline std::string search_owner(const std::string& ip, const std::string& key_id
 }
 
 // A request target for the log, with the value of an access_token query
-// parameter (a WebSocket client's API key) hidden.
+// parameter (a WebSocket client's API key) hidden. A query that cannot be
+// read is hidden whole.
 inline std::string loggable_target(std::string_view target) {
-  std::string t(target);
-  const size_t q = t.find('?');
-  if (q != std::string::npos) {
-    for (size_t at = t.find("access_token=", q); at != std::string::npos;
-         at = t.find("access_token=", at + 1)) {
-      if (t[at - 1] != '?' && t[at - 1] != '&') continue;
-      const size_t begin = at + 13, end = std::min(t.find('&', begin), t.size());
-      t.replace(begin, end - begin, "***");
-    }
-  }
-  return loggable(t);
+  const size_t q = target.find('?');
+  if (q == std::string_view::npos) return loggable(target);
+  const auto parsed = parse_target(target);
+  if (!parsed) return loggable(std::string(target.substr(0, q)) + "?***");
+  if (!parsed->query_param("access_token")) return loggable(target);
+  boost::urls::url url(parsed->url);
+  url.params().set("access_token", "***");  // every access_token: one, hidden
+  return loggable(url.buffer());
 }
 
 }  // namespace kibitz::server

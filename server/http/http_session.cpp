@@ -161,8 +161,19 @@ void HttpSession::handle(Request&& req) {
   ex_.target = std::string(sv(req.target()));
   ex_.version = req.version();
   ex_.keep_alive = req.keep_alive() && !stopping_;
-  // route.id points into ex_.target, which lives as long as the exchange.
-  ex_.route = match_route(ex_.method, target_path(ex_.target));
+  if (ex_.target == "*" && req.method() == http::verb::options) {  // OPTIONS *: the server
+    http::response<http::empty_body> res{http::status::no_content, ex_.version};
+    res.set(http::field::allow, "GET, HEAD, POST, DELETE, OPTIONS");
+    return send(std::move(res));
+  }
+  auto parsed = parse_target(ex_.target);
+  if (!parsed)
+    return reply_error(400, "invalid_request",
+                       "malformed request target: " + parsed.error().message());
+  // The parsed target and route.id view ex_.target, which lives as long as
+  // the exchange.
+  ex_.parsed = *parsed;
+  ex_.route = match_route(ex_.method, ex_.parsed.path());
   if (ex_.route.route == Route::ws && websocket::is_upgrade(req) && ex_.method == "GET") {
     if (!check_access(req)) return;
     return upgrade(std::move(req));
@@ -180,7 +191,8 @@ bool HttpSession::check_access(const Request& req) {
   ar.origin = sv(req[http::field::origin]);
   ar.host = sv(req[http::field::host]);
   ar.ip = ip_;
-  ar.access_token = query_param(target_query(ex_.target), "access_token");
+  const auto token = ex_.parsed.query_param("access_token");
+  if (token) ar.access_token = *token;
   AccessDecision d = ctx_.access->check(ar);
   ex_.extra = std::move(d.headers);
   ex_.key_id = std::move(d.key_id);
@@ -215,8 +227,7 @@ void HttpSession::dispatch_route(Request& req) {
     return send(std::move(res));
   }
   if (route.route == Route::not_found)
-    return reply_error(404, "not_found",
-                       "no such endpoint: " + std::string(target_path(ex_.target)));
+    return reply_error(404, "not_found", "no such endpoint: " + loggable(ex_.parsed.path(), 100));
   if (!route.method_allowed) {
     return reply_error(405, "method_not_allowed",
                        ex_.method + " is not allowed on " + std::string(route.name),
@@ -435,16 +446,16 @@ void HttpSession::on_readable(uint64_t seq, beast::error_code ec) {
 }
 
 void HttpSession::handle_static(const Request& req) {
-  const StaticLookup found = resolve_static(ctx_.web_root, target_path(ex_.target));
+  const std::string_view path = ex_.parsed.path();
+  const StaticLookup found = resolve_static(ctx_.web_root, path);
   if (found.status == StaticStatus::bad_path)
     return reply_error(400, "invalid_request", found.reason);
   if (found.status == StaticStatus::not_found)
-    return reply_error(404, "not_found", "no such file: " + loggable(target_path(ex_.target), 100));
+    return reply_error(404, "not_found", "no such file: " + loggable(path, 100));
   beast::error_code ec;
   http::file_body::value_type file;
   file.open(found.file.path.c_str(), beast::file_mode::scan, ec);
-  if (ec)
-    return reply_error(404, "not_found", "cannot open " + loggable(target_path(ex_.target), 100));
+  if (ec) return reply_error(404, "not_found", "cannot open " + loggable(path, 100));
   const auto size = file.size();
   if (req.method() == http::verb::head) {
     http::response<http::empty_body> res{http::status::ok, ex_.version};

@@ -34,6 +34,7 @@ class HttpSession : public Session, public std::enable_shared_from_this<HttpSess
     SteadyClock::time_point start;
     std::string method;
     std::string target;
+    RequestTarget parsed;  // views `target`
     RouteMatch route;
     unsigned version = 11;
     bool keep_alive = true;

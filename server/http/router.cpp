@@ -1,6 +1,8 @@
 #include "router.h"
 
 #include <array>
+#include <boost/url/grammar/error.hpp>
+#include <boost/url/parse.hpp>
 
 namespace kibitz::server {
 
@@ -69,25 +71,27 @@ RouteMatch match_route(std::string_view method, std::string_view path) {
   return make(Route::static_file, "static", "", "GET, HEAD", method);
 }
 
-std::string_view target_path(std::string_view target) { return target.substr(0, target.find('?')); }
-
-std::string_view target_query(std::string_view target) {
-  const size_t q = target.find('?');
-  return q == std::string_view::npos ? std::string_view{} : target.substr(q + 1);
+std::string_view RequestTarget::path() const {
+  const std::string_view p = url.encoded_path();
+  return p.empty() ? std::string_view("/") : p;
 }
 
-std::string_view query_param(std::string_view query, std::string_view name) {
-  size_t pos = 0;
-  while (pos <= query.size()) {
-    size_t end = query.find('&', pos);
-    if (end == std::string_view::npos) end = query.size();
-    std::string_view pair = query.substr(pos, end - pos);
-    const size_t eq = pair.find('=');
-    if (pair.substr(0, eq) == name)
-      return eq == std::string_view::npos ? std::string_view{} : pair.substr(eq + 1);
-    pos = end + 1;
-  }
-  return {};
+std::optional<std::string> RequestTarget::query_param(std::string_view name) const {
+  const auto params = url.params();  // decodes keys and values
+  const auto it = params.find(name);
+  if (it == params.end()) return std::nullopt;
+  return (*it).value;
+}
+
+boost::system::result<RequestTarget> parse_target(std::string_view target) {
+  auto parsed = target.starts_with('/') ? boost::urls::parse_origin_form(target)
+                                        : boost::urls::parse_absolute_uri(target);
+  if (!parsed) return parsed.error();
+  // An absolute-form names a server: "http://host/path", not "mailto:x".
+  // (With an authority, the path is empty or absolute.)
+  if (!target.starts_with('/') && !parsed->has_authority())
+    return boost::urls::grammar::error::mismatch;
+  return RequestTarget{*parsed};
 }
 
 }  // namespace kibitz::server

@@ -2,6 +2,9 @@
 // the access scope, and the methods it answers.
 #pragma once
 
+#include <boost/url/url_view.hpp>
+#include <optional>
+#include <string>
 #include <string_view>
 
 namespace kibitz::server {
@@ -31,13 +34,24 @@ struct RouteMatch {
   bool method_allowed = false;      // OPTIONS is never "allowed" here: answered apart
 };
 
-// `path` is the request target without its query string.
+// `path` is the request target's path (RequestTarget::path).
 RouteMatch match_route(std::string_view method, std::string_view path);
 
-// The target's path (before '?') and query (after it).
-std::string_view target_path(std::string_view target);
-std::string_view target_query(std::string_view target);
-// The value of `name` in a query string ("" when missing), not decoded.
-std::string_view query_param(std::string_view query, std::string_view name);
+// A request target as Boost.URL parses it: origin-form ("/path?query"), or
+// absolute-form ("http://host/path?query", which RFC 9112 has servers
+// accept). It views the target string, which must outlive it.
+struct RequestTarget {
+  boost::urls::url_view url;
+  // The path, still percent-encoded ("/" when the target has none).
+  std::string_view path() const;
+  // The first query parameter named `name`, percent-decoded ("+" is a space,
+  // as in a form); nullopt when there is none.
+  std::optional<std::string> query_param(std::string_view name) const;
+};
+
+// Parses a request target; the reason when it is malformed (not a path with
+// an optional query, a bad %-escape, a character that must be encoded).
+// The asterisk-form "*" is not a target here: OPTIONS * is answered apart.
+boost::system::result<RequestTarget> parse_target(std::string_view target);
 
 }  // namespace kibitz::server

@@ -1,6 +1,7 @@
 #include "static_files.h"
 
 #include <array>
+#include <boost/url/pct_string_view.hpp>
 #include <cctype>
 #include <filesystem>
 #include <system_error>
@@ -12,29 +13,12 @@ namespace fs = std::filesystem;
 
 namespace {
 
-int hex_value(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-// Percent-decodes; false on a malformed escape or a NUL byte.
+// Percent-decodes (Boost.URL); false on a malformed escape or a NUL byte.
 bool url_decode(std::string_view in, std::string& out) {
-  out.clear();
-  for (size_t i = 0; i < in.size(); ++i) {
-    char c = in[i];
-    if (c == '%') {
-      if (i + 2 >= in.size()) return false;
-      const int hi = hex_value(in[i + 1]), lo = hex_value(in[i + 2]);
-      if (hi < 0 || lo < 0) return false;
-      c = static_cast<char>(hi * 16 + lo);
-      i += 2;
-    }
-    if (c == '\0') return false;
-    out.push_back(c);
-  }
-  return true;
+  const auto pct = boost::urls::make_pct_string_view(in);
+  if (!pct) return false;
+  out = pct->decode();
+  return out.find('\0') == std::string::npos;
 }
 
 // A file name with a content hash in it ("app-3f9a1c2b.js", "main.8c1d2e3f.css")

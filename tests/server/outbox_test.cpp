@@ -82,8 +82,31 @@ TEST(Router, TemplatesMethodsAndIds) {
   EXPECT_EQ(match_route("GET", "/v1/analyze").allow, "POST, OPTIONS");
   EXPECT_EQ(match_route("GET", "/v1/unknown").name, "other");
   EXPECT_EQ(match_route("GET", "/js/app.js").route, Route::static_file);
-  EXPECT_EQ(query_param("a=1&access_token=xyz&b", "access_token"), "xyz");
-  EXPECT_EQ(target_path("/v1/ws?access_token=x"), "/v1/ws");
+}
+
+TEST(Router, TargetsAreParsedAndQueriesDecoded) {
+  auto t = parse_target("/v1/ws?a=1&access_token=xyz&b");
+  ASSERT_TRUE(t);
+  EXPECT_EQ(t->path(), "/v1/ws");
+  EXPECT_EQ(t->query_param("access_token"), "xyz");
+  EXPECT_EQ(t->query_param("b"), "");
+  EXPECT_EQ(t->query_param("c"), std::nullopt);
+  // A token with characters that must be encoded arrives encoded.
+  t = parse_target("/v1/ws?access_token=a%2Bb%2Fc%3D%3D%20d%26e&x=1");
+  ASSERT_TRUE(t);
+  EXPECT_EQ(t->query_param("access_token"), "a+b/c== d&e");
+  EXPECT_EQ(parse_target("/v1/ws?access%5Ftoken=a+b")->query_param("access_token"), "a b");
+  // The path stays encoded: the static files decode it themselves.
+  EXPECT_EQ(parse_target("/js/%2e%2e/x")->path(), "/js/%2e%2e/x");
+  // Absolute-form, as a proxy sends it.
+  t = parse_target("http://example.com:8080/v1/info?x=%41");
+  ASSERT_TRUE(t);
+  EXPECT_EQ(t->path(), "/v1/info");
+  EXPECT_EQ(t->query_param("x"), "A");
+  EXPECT_EQ(parse_target("http://example.com")->path(), "/");
+  for (const char* bad : {"/v1/ws?access_token=%zz", "/a%2", "/a b", "/a<b>", "/a{b}", "/a\"b",
+                          "v1/analyze", "mailto:x", "*", ""})
+    EXPECT_FALSE(parse_target(bad)) << bad;
 }
 
 TEST(StaticFiles, TypesAndTraversal) {
@@ -105,6 +128,11 @@ TEST(Logging, AccessTokenNeverReachesTheLog) {
   EXPECT_EQ(loggable_target("/v1/ws?my_access_token=kept"), "/v1/ws?my_access_token=kept");
   EXPECT_EQ(loggable_target("/v1/analyze"), "/v1/analyze");
   EXPECT_EQ(loggable_target("/a\r\nb"), "/a??b");
+  // Decoded names count too; a query that cannot be read is hidden whole.
+  EXPECT_EQ(loggable_target("/v1/ws?access%5Ftoken=secret"), "/v1/ws?access%5Ftoken=***");
+  EXPECT_EQ(loggable_target("/v1/ws?access_token=secret&access_token=again"),
+            "/v1/ws?access_token=***");
+  EXPECT_EQ(loggable_target("/v1/ws?access_token=se%zzcret"), "/v1/ws?***");
 }
 
 }  // namespace
