@@ -413,11 +413,20 @@ void HttpSession::on_stream_written(beast::error_code ec, size_t) {
 }
 
 // While a search runs nothing is read, so a hang-up would go unnoticed until
-// the answer is written. Waiting for readability sees it: readable with
-// nothing to read means the peer closed.
+// the answer is written. Waiting on the socket sees it:
+// - an error (a reset) means the client is gone: its search is cancelled;
+// - the end of the stream (a FIN) only means the client sends nothing more.
+//   It may have half-closed its socket (shutdown(SHUT_WR)) and still read
+//   the answer, or closed it whole: TCP tells the two apart only when we
+//   write, which a closed socket answers with a reset. So the answer goes
+//   on (and the connection closes after it), and the watch now waits for
+//   that reset: a streamed answer sees it after its next line, a
+//   synchronous one when its result is written (every search has a time
+//   cap, so a vanished client holds its search for a bounded time);
+// - bytes to read are a pipelined request, read after this answer.
 void HttpSession::watch_disconnect() {
   ex_.watching = true;
-  stream_.socket().async_wait(tcp::socket::wait_read,
+  stream_.socket().async_wait(peer_eof_ ? tcp::socket::wait_error : tcp::socket::wait_read,
                               [self = shared_from_this(), seq = ex_.seq](beast::error_code ec) {
                                 self->on_readable(seq, ec);
                               });
@@ -426,14 +435,22 @@ void HttpSession::watch_disconnect() {
 void HttpSession::on_readable(uint64_t seq, beast::error_code ec) {
   if (seq != ex_.seq || !busy_ || closed_) return;
   ex_.watching = false;
-  bool gone = static_cast<bool>(ec);
-  if (!ec) {
+  // After the end of the stream only an error or a hang-up wakes the watch.
+  bool gone = static_cast<bool>(ec) || peer_eof_;
+  if (!gone) {
     char c;
     beast::error_code pec;
     stream_.socket().non_blocking(true, pec);
     const size_t n = stream_.socket().receive(net::buffer(&c, 1), tcp::socket::message_peek, pec);
     if (pec == net::error::would_block) return watch_disconnect();  // spurious wake-up
-    gone = pec || n == 0;
+    if (pec == net::error::eof || (!pec && n == 0)) {
+      spdlog::debug("http {} {} {}: the client sends nothing more; answering it", ip_, ex_.method,
+                    loggable_target(ex_.target));
+      peer_eof_ = true;
+      ex_.keep_alive = false;
+      return watch_disconnect();
+    }
+    gone = static_cast<bool>(pec);
     // n > 0: a pipelined request; it is read after this answer.
   }
   if (!gone) return;

@@ -90,7 +90,8 @@ class HttpSession : public Session, public std::enable_shared_from_this<HttpSess
   std::string ip_;
   uint64_t seq_ = 0;
   Exchange ex_;
-  bool busy_ = false;  // a request is being answered
+  bool busy_ = false;      // a request is being answered
+  bool peer_eof_ = false;  // the client sends nothing more (it may still read)
   bool stopping_ = false;
   bool closed_ = false;
 };

@@ -5,6 +5,7 @@ import json
 import os
 import re
 import socket
+import struct
 import sys
 import tempfile
 import threading
@@ -167,6 +168,9 @@ class HttpTest(unittest.TestCase):
         body = json.dumps({"fen": CHESS_MIDDLE, "moves": ["a2a3"], "limits": {"movetime_ms": 60000}}).encode()
         s.sendall(b"POST /v1/analyze HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body))
         self.assertTrue(wait_until(lambda: self.server.metric("kibitz_jobs_running") == 1))
+        # Gone for good: a reset. (A FIN alone may be a half-close whose
+        # client still reads: that one is answered, see test_transport.py.)
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
         s.close()
         self.assertTrue(wait_until(lambda: (self.server.metric("kibitz_jobs_cancelled_total") or 0) > before))
 

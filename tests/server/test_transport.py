@@ -1,0 +1,247 @@
+"""The HTTP transport's edges through a real `kibitz serve`: request targets
+parsed with Boost.URL (percent-decoded query parameters, absolute-form
+targets, malformed targets refused with a JSON 400), clients that half-close
+their socket after the request still get their whole answer, and clients
+that are really gone still have their searches cancelled."""
+
+import asyncio
+import json
+import os
+import socket
+import struct
+import sys
+import tempfile
+import unittest
+import urllib.parse
+
+import websockets
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from kibitz_server import CHESS_MIDDLE, Schemas, Server, wait_until  # noqa: E402
+
+SCHEMAS = Schemas()
+# Characters that must be percent-encoded in a query value (a token has
+# no spaces).
+ODD_TOKEN = "k+y/with=pad==&amp%25;"
+
+
+def raw_exchange(port, data, half_close=False, timeout=60):
+    """Sends `data` on a fresh connection (then shutdown(SHUT_WR) when
+    half_close) and reads until the server closes; returns all bytes."""
+    s = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+    try:
+        s.sendall(data)
+        if half_close:
+            s.shutdown(socket.SHUT_WR)
+        out = b""
+        while True:
+            part = s.recv(65536)
+            if not part:
+                return out
+            out += part
+    finally:
+        s.close()
+
+
+def split_response(raw):
+    """(status, headers dict lower-cased, body bytes) of one HTTP response."""
+    head, _, body = raw.partition(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    status = int(lines[0].split()[1])
+    headers = {}
+    for line in lines[1:]:
+        k, _, v = line.partition(":")
+        headers[k.strip().lower()] = v.strip()
+    return status, headers, body
+
+
+def unchunk(body):
+    """The payload of a chunked body; asserts it ends with the last chunk."""
+    out = b""
+    while True:
+        size_line, _, rest = body.partition(b"\r\n")
+        size = int(size_line.split(b";")[0], 16)
+        if size == 0:
+            assert rest.startswith(b"\r\n") or rest == b"" or rest.endswith(b"\r\n"), rest[:50]
+            return out
+        out += rest[:size]
+        assert rest[size:size + 2] == b"\r\n", rest[size:size + 10]
+        body = rest[size + 2:]
+
+
+def analyze_request(body, ndjson=False, version="1.1"):
+    data = json.dumps(body).encode()
+    accept = b"Accept: application/x-ndjson\r\n" if ndjson else b""
+    return (b"POST /v1/analyze HTTP/%s\r\nHost: x\r\n%sContent-Type: application/json\r\n"
+            b"Content-Length: %d\r\n\r\n%s" % (version.encode(), accept, len(data), data))
+
+
+def rst_close(s):
+    """Closes with a reset (no FIN): the client is really gone."""
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    s.close()
+
+
+class TargetTest(unittest.TestCase):
+    """Request targets and query parameters."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.NamedTemporaryFile("w", suffix=".json", delete=False)
+        json.dump({"access": {"keys": [{"id": "odd", "token": ODD_TOKEN, "scopes": ["*"]}],
+                              "anonymous_scopes": ["info"]}}, cls.tmp)
+        cls.tmp.close()
+        cls.server = Server(["--config", cls.tmp.name])
+        cls.server.start()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.server.kill()
+        os.unlink(cls.tmp.name)
+
+    def test_access_token_is_percent_decoded(self):
+        """A token with characters that must be encoded is accepted when
+        sent encoded, over a WebSocket URL and on an HTTP route; it never
+        reaches the log, encoded or not."""
+        encoded = urllib.parse.quote(ODD_TOKEN, safe="")
+        self.assertNotEqual(encoded, ODD_TOKEN)
+
+        async def go():
+            async with websockets.connect(self.server.ws_url("?access_token=" + encoded)) as ws:
+                await ws.send(json.dumps({"type": "analyze", "id": "t", "limits": {"depth": 2}}))
+                while True:
+                    m = json.loads(await asyncio.wait_for(ws.recv(), 60))
+                    SCHEMAS.check_ws(m)
+                    if m["type"] in ("bestmove", "error"):
+                        return m
+        m = asyncio.run(go())
+        self.assertEqual(m["type"], "bestmove", m)
+        status, _, r = self.server.get("/metrics?access_token=" + encoded)
+        self.assertEqual(status, 200, r)
+        # Form encoding (spaces as "+") reads the same.
+        status, _, r = self.server.get("/metrics?access_token=" +
+                                       urllib.parse.quote_plus(ODD_TOKEN))
+        self.assertEqual(status, 200, r)
+        status, _, r = self.server.get("/metrics?access_token=" +
+                                       urllib.parse.quote(ODD_TOKEN[:-1], safe=""))
+        self.assertEqual((status, r["error"]["code"]), (401, "unauthorized"), r)
+        log = self.server.log()
+        self.assertIn("access_token=***", log)
+        self.assertNotIn(encoded, log)
+        self.assertNotIn("pad==", log)
+
+    def test_malformed_target_is_a_json_400(self):
+        for target in (b"/healthz?x=%zz", b"/healthz?x=%4", b"/v1/info?a=<b>", b"/he{al}thz",
+                       b"healthz", b"mailto:healthz"):
+            raw = raw_exchange(self.server.port,
+                               b"GET " + target + b" HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            status, headers, body = split_response(raw)
+            self.assertEqual(status, 400, (target, raw[:200]))
+            self.assertTrue(headers["content-type"].startswith("application/json"), headers)
+            err = json.loads(body)["error"]
+            self.assertEqual(err["code"], "invalid_request", err)
+            self.assertIn("malformed request target", err["message"])
+        self.assertEqual(self.server.get("/healthz")[0], 200)
+
+    def test_absolute_form_target(self):
+        """RFC 9112: a server accepts "GET http://host/path" as a proxy sends it."""
+        raw = raw_exchange(self.server.port,
+                           b"GET http://127.0.0.1/healthz?x=1 HTTP/1.1\r\nHost: x\r\n"
+                           b"Connection: close\r\n\r\n")
+        status, _, body = split_response(raw)
+        self.assertEqual((status, json.loads(body)), (200, {"status": "ok"}), raw[:200])
+
+
+class HalfCloseTest(unittest.TestCase):
+    """A client that half-closes is answered; one that is gone is not searched for."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.server = Server()
+        cls.server.start()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.server.kill()
+
+    def cancelled(self):
+        return self.server.metric("kibitz_jobs_cancelled_total") or 0
+
+    def test_sync_analyze_half_closed_gets_its_answer(self):
+        before = self.cancelled()
+        # Long enough that the server sees the FIN while it searches.
+        raw = raw_exchange(self.server.port,
+                           analyze_request({"fen": CHESS_MIDDLE, "moves": ["h2h3"],
+                                            "limits": {"movetime_ms": 800}}),
+                           half_close=True)
+        self.assertTrue(raw, "the half-closed client got no answer")
+        status, headers, body = split_response(raw)
+        self.assertEqual(status, 200, raw[:300])
+        r = json.loads(body)
+        SCHEMAS.check_http("/v1/analyze", "POST", 200, r)
+        self.assertIsNotNone(r["bestmove"])
+        self.assertFalse(r["stopped"], "the search ran to its limit")
+        self.assertEqual(headers.get("connection"), "close")
+        self.assertEqual(self.cancelled(), before)
+
+    def test_ndjson_half_closed_gets_the_whole_stream(self):
+        before = self.cancelled()
+        for version, moves in (("1.1", ["g2g3"]), ("1.0", ["a2a4"])):
+            raw = raw_exchange(self.server.port,
+                               analyze_request({"fen": CHESS_MIDDLE, "moves": moves,
+                                                "limits": {"movetime_ms": 800}},
+                                               ndjson=True, version=version),
+                               half_close=True)
+            self.assertTrue(raw, "the half-closed client got no answer")
+            status, headers, body = split_response(raw)
+            self.assertEqual(status, 200, raw[:300])
+            self.assertEqual(headers["content-type"], "application/x-ndjson")
+            if version == "1.1":
+                self.assertEqual(headers.get("transfer-encoding"), "chunked")
+                body = unchunk(body)
+            else:
+                self.assertNotIn("transfer-encoding", headers)
+            lines = [json.loads(line) for line in body.decode().splitlines() if line]
+            self.assertGreaterEqual(len(lines), 2, lines)
+            for line in lines:
+                SCHEMAS.check_http("/v1/analyze", "POST", 200, line)
+            self.assertIn("stopped", lines[-1])
+            self.assertFalse(lines[-1]["stopped"], (version, "the search ran to its limit"))
+        self.assertEqual(self.cancelled(), before)
+
+    def test_reset_client_has_its_search_cancelled(self):
+        before = self.cancelled()
+        s = socket.create_connection(("127.0.0.1", self.server.port))
+        s.sendall(analyze_request({"fen": CHESS_MIDDLE, "moves": ["b2b3"],
+                                   "limits": {"movetime_ms": 60000}}))
+        self.assertTrue(wait_until(lambda: self.server.metric("kibitz_jobs_running") == 1))
+        rst_close(s)
+        self.assertTrue(wait_until(lambda: self.cancelled() > before), "a reset cancels the search")
+        self.assertTrue(wait_until(lambda: self.server.metric("kibitz_jobs_running") == 0))
+
+    def test_closed_ndjson_client_has_its_search_cancelled(self):
+        """Closed whole (FIN) after reading all it was sent: the next line
+        the server writes meets a reset, and the search stops."""
+        before = self.cancelled()
+        s = socket.create_connection(("127.0.0.1", self.server.port))
+        s.sendall(analyze_request({"fen": CHESS_MIDDLE, "moves": ["a2a3"],
+                                   "limits": {"movetime_ms": 60000}}, ndjson=True))
+        got = b""
+        while b"}\n" not in got.partition(b"\r\n\r\n")[2]:  # a whole first line
+            part = s.recv(65536)
+            self.assertTrue(part, got)
+            got += part
+        s.setblocking(False)
+        try:
+            while s.recv(65536):
+                pass
+        except BlockingIOError:
+            pass
+        s.close()
+        self.assertTrue(wait_until(lambda: self.cancelled() > before),
+                        "a closed client's stream stops its search")
+        self.assertTrue(wait_until(lambda: self.server.metric("kibitz_jobs_running") == 0))
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
