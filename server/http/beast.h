@@ -30,13 +30,16 @@ using Socket = net::basic_stream_socket<tcp, Executor>;
 using Stream = beast::basic_stream<tcp, Executor, beast::unlimited_rate_policy>;
 
 // Runs fn(session) on the session's strand, if the session and the server
-// still exist. For callbacks from search threads and other foreign threads.
+// still exist, with the session's exception containment (S::contain). For
+// callbacks from search threads and other foreign threads.
 template <class S, class Fn>
 void post_to(const std::weak_ptr<S>& weak, const std::shared_ptr<PostGate>& gate, Fn&& fn) {
   gate->run([&] {
     if (auto s = weak.lock()) {
       auto executor = s->executor();
-      net::post(executor, [s = std::move(s), fn = std::forward<Fn>(fn)]() mutable { fn(*s); });
+      net::post(executor, [s = std::move(s), fn = std::forward<Fn>(fn)]() mutable {
+        s->contain("callback", [&] { fn(*s); });
+      });
     }
   });
 }

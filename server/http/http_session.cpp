@@ -38,15 +38,19 @@ HttpSession::~HttpSession() {
 
 void HttpSession::start() {
   ctx_.sessions.add(this, weak_from_this());
-  net::dispatch(stream_.get_executor(), [self = shared_from_this()] { self->read_request(); });
+  net::dispatch(stream_.get_executor(), [self = shared_from_this()] {
+    self->contain("start", [&] { self->read_request(); });
+  });
 }
 
 void HttpSession::shutdown() {
   net::post(stream_.get_executor(), [self = shared_from_this()] {
-    self->stopping_ = true;
-    // Idle between requests: nothing is lost by closing now. Busy: the
-    // answer in progress goes out with "Connection: close".
-    if (!self->busy_) self->close();
+    self->contain("shutdown", [&] {
+      self->stopping_ = true;
+      // Idle between requests: nothing is lost by closing now. Busy: the
+      // answer in progress goes out with "Connection: close".
+      if (!self->busy_) self->close();
+    });
   });
 }
 
@@ -73,18 +77,21 @@ void HttpSession::read_request() {
                                                             : ctx_.config.idle_timeout_ms));
   stream_.async_read_some(buffer_.prepare(kIdleReadChunk),
                           [self = shared_from_this()](beast::error_code ec, size_t n) {
-                            if (ec) return self->fail_read(ec);
-                            self->buffer_.commit(n);
-                            self->read_header();
+                            self->contain("read", [&] {
+                              if (ec) return self->fail_read(ec);
+                              self->buffer_.commit(n);
+                              self->read_header();
+                            });
                           });
 }
 
 void HttpSession::read_header() {
   busy_ = true;
   stream_.expires_after(std::chrono::milliseconds(ctx_.config.read_timeout_ms));
-  http::async_read_header(
-      stream_, buffer_, *parser_,
-      [self = shared_from_this()](beast::error_code ec, size_t) { self->on_header(ec); });
+  http::async_read_header(stream_, buffer_, *parser_,
+                          [self = shared_from_this()](beast::error_code ec, size_t) {
+                            self->contain("read header", [&] { self->on_header(ec); });
+                          });
 }
 
 void HttpSession::on_header(beast::error_code ec) {
@@ -99,8 +106,10 @@ void HttpSession::on_header(beast::error_code ec) {
     auto text = std::make_shared<std::string>("HTTP/1.1 100 Continue\r\n\r\n");
     net::async_write(stream_, net::buffer(*text),
                      [self = shared_from_this(), text](beast::error_code wec, size_t) {
-                       if (wec) return self->close();
-                       self->read_body();
+                       self->contain("write 100", [&] {
+                         if (wec) return self->close();
+                         self->read_body();
+                       });
                      });
     return;
   }
@@ -108,15 +117,16 @@ void HttpSession::on_header(beast::error_code ec) {
 }
 
 void HttpSession::read_body() {
-  http::async_read(
-      stream_, buffer_, *parser_,
-      [self = shared_from_this()](beast::error_code ec, size_t) { self->on_body(ec); });
+  http::async_read(stream_, buffer_, *parser_,
+                   [self = shared_from_this()](beast::error_code ec, size_t) {
+                     self->contain("read body", [&] { self->on_body(ec); });
+                   });
 }
 
 void HttpSession::on_body(beast::error_code ec) {
   if (ec) return fail_read(ec);
   stream_.expires_never();
-  handle(parser_->release());
+  contain("request", [&] { handle(parser_->release()); });
 }
 
 void HttpSession::fail_read(beast::error_code ec) {
@@ -357,7 +367,9 @@ void HttpSession::handle_analyze(Request& req, const nlohmann::json& body) {
   // A cached or invalid request has already posted its answer, which runs
   // before this: only a real search is watched for the client hanging up.
   net::post(stream_.get_executor(), [self = shared_from_this(), seq] {
-    if (self->ex_.seq == seq && self->busy_ && !self->ex_.watching) self->watch_disconnect();
+    self->contain("watch", [&] {
+      if (self->ex_.seq == seq && self->busy_ && !self->ex_.watching) self->watch_disconnect();
+    });
   });
 }
 
@@ -389,10 +401,11 @@ void HttpSession::write_stream() {
     return;
   }
   ex_.stream_bytes += bytes->size();
+  ex_.answering = true;
   stream_.expires_after(std::chrono::milliseconds(ctx_.config.idle_timeout_ms));
   net::async_write(stream_, net::buffer(*bytes),
                    [self = shared_from_this(), bytes](beast::error_code ec, size_t n) {
-                     self->on_stream_written(ec, n);
+                     self->contain("write stream", [&] { self->on_stream_written(ec, n); });
                    });
 }
 
@@ -428,7 +441,7 @@ void HttpSession::watch_disconnect() {
   ex_.watching = true;
   stream_.socket().async_wait(peer_eof_ ? tcp::socket::wait_error : tcp::socket::wait_read,
                               [self = shared_from_this(), seq = ex_.seq](beast::error_code ec) {
-                                self->on_readable(seq, ec);
+                                self->contain("watch", [&] { self->on_readable(seq, ec); });
                               });
 }
 
@@ -544,11 +557,12 @@ void HttpSession::send_text(int status, std::string_view content_type, std::stri
   if (ex_.version == 10 && keep_alive) *out += "Connection: keep-alive\r\n";
   *out += "\r\n";
   if (ex_.method != "HEAD") *out += body;
+  ex_.answering = true;
   stream_.expires_after(std::chrono::milliseconds(ctx_.config.idle_timeout_ms));
   net::async_write(
       stream_, net::buffer(*out),
       [self = shared_from_this(), out, keep_alive, status](beast::error_code ec, size_t n) {
-        self->on_written(ec, n, !keep_alive, status);
+        self->contain("write", [&] { self->on_written(ec, n, !keep_alive, status); });
       });
 }
 
@@ -574,11 +588,12 @@ void HttpSession::send(http::response<Body>&& res) {
   res.prepare_payload();
   const int status = static_cast<int>(res.result_int());
   auto msg = std::make_shared<http::response<Body>>(std::move(res));
+  ex_.answering = true;
   stream_.expires_after(std::chrono::milliseconds(ctx_.config.idle_timeout_ms));
-  http::async_write(stream_, *msg,
-                    [self = shared_from_this(), msg, status](beast::error_code ec, size_t n) {
-                      self->on_written(ec, n, msg->need_eof(), status);
-                    });
+  http::async_write(
+      stream_, *msg, [self = shared_from_this(), msg, status](beast::error_code ec, size_t n) {
+        self->contain("write", [&] { self->on_written(ec, n, msg->need_eof(), status); });
+      });
 }
 
 void HttpSession::on_written(beast::error_code ec, size_t bytes, bool close_after, int status) {
@@ -586,6 +601,31 @@ void HttpSession::on_written(beast::error_code ec, size_t bytes, bool close_afte
   finish_exchange(status, bytes);
   if (ec || close_after || stopping_) return close();
   read_request();
+}
+
+void HttpSession::on_exception(const char* where, const char* what) noexcept {
+  try {
+    spdlog::error("http {} {} {} (request {}, route {}): exception in {}: {}", ip_,
+                  loggable(ex_.method, 16), loggable_target(ex_.target), ex_.seq, ex_.route.name,
+                  where, loggable(what));
+    if (ex_.ticket) ex_.ticket->cancel();
+    ex_.ticket.reset();
+    ex_.slot.reset();
+    if (busy_ && !closed_ && !ex_.answering) {
+      // Nothing of the answer has gone out: the client gets a 500. After a
+      // request handler the connection is in a known state and goes on;
+      // after a failure in reading or writing it closes.
+      ex_.stream.reset();
+      if (std::string_view(where) != "request") ex_.keep_alive = false;
+      return reply_error(500, "internal", "internal error: " + loggable(what));
+    }
+    if (busy_) finish_exchange(500, 0);
+    close();
+  } catch (...) {
+    // Even the 500 failed: drop the connection, keep the process.
+    beast::error_code ec;
+    stream_.socket().close(ec);
+  }
 }
 
 void HttpSession::finish_exchange(int status, uint64_t bytes) {

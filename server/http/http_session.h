@@ -24,6 +24,22 @@ class HttpSession : public Session, public std::enable_shared_from_this<HttpSess
   void shutdown() override;
   Executor executor() { return stream_.get_executor(); }
 
+  // Runs fn() with exceptions contained: every handler of this session (a
+  // request's, an I/O completion's, a search callback's) runs through it.
+  // What throws is logged with the request; a request not yet answered gets
+  // 500 internal, one whose answer has started is cut off; the process and
+  // every other connection go on.
+  template <class Fn>
+  void contain(const char* where, Fn&& fn) noexcept {
+    try {
+      fn();
+    } catch (const std::exception& e) {
+      on_exception(where, e.what());
+    } catch (...) {
+      on_exception(where, "an exception of unknown type");
+    }
+  }
+
  private:
   using Request = http::request<http::string_body>;
   using Headers = std::vector<std::pair<std::string, std::string>>;
@@ -44,7 +60,8 @@ class HttpSession : public Session, public std::enable_shared_from_this<HttpSess
     std::shared_ptr<void> slot;  // the search slot held while analysing
     std::optional<NdjsonStream> stream;
     uint64_t stream_bytes = 0;
-    bool watching = false;  // waiting for the client to hang up
+    bool watching = false;   // waiting for the client to hang up
+    bool answering = false;  // a write of the answer has started
   };
 
   void read_request();
@@ -75,6 +92,7 @@ class HttpSession : public Session, public std::enable_shared_from_this<HttpSess
                  const Headers& headers = {});
   void on_written(beast::error_code ec, size_t bytes, bool close, int status);
   void finish_exchange(int status, uint64_t bytes);
+  void on_exception(const char* where, const char* what) noexcept;
   void close();
   template <class Message>
   void stamp(Message& res, bool keep_alive);

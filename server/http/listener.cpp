@@ -58,7 +58,13 @@ void Listener::accept() {
       });
       return;
     }
-    std::make_shared<HttpSession>(std::move(s), self->ctx_)->start();
+    try {
+      std::make_shared<HttpSession>(std::move(s), self->ctx_)->start();
+    } catch (const std::exception& e) {  // e.g. out of memory: this connection is dropped
+      spdlog::error("accept: a connection could not be started: {}", e.what());
+    } catch (...) {
+      spdlog::error("accept: a connection could not be started: an exception of unknown type");
+    }
     self->accept();
   });
 }

@@ -20,6 +20,23 @@ namespace {
 constexpr auto kGracePeriod = std::chrono::milliseconds(3000);
 }  // namespace
 
+// Runs an I/O thread's io_context until it is stopped. Every handler
+// contains its own exceptions; one that still escapes is logged and the
+// loop goes on (run() may be called again after a handler threw), so one
+// connection's failure never ends the process.
+static void run_contained(net::io_context& ioc) {
+  for (;;) {
+    try {
+      ioc.run();
+      return;
+    } catch (const std::exception& e) {
+      spdlog::error("I/O thread: an exception escaped a handler: {}", e.what());
+    } catch (...) {
+      spdlog::error("I/O thread: an exception of unknown type escaped a handler");
+    }
+  }
+}
+
 static std::vector<std::unique_ptr<net::io_context>> make_contexts(int n) {
   std::vector<std::unique_ptr<net::io_context>> v;
   for (int i = 0; i < std::max(1, n); ++i) v.push_back(std::make_unique<net::io_context>(1));
@@ -88,7 +105,7 @@ void Server::run() {
   Impl& m = *impl_;
   if (m.listener) m.listener->start();
   std::vector<std::thread> threads;
-  for (auto& c : m.contexts) threads.emplace_back([&ioc = *c] { ioc.run(); });
+  for (auto& c : m.contexts) threads.emplace_back([&ioc = *c] { run_contained(ioc); });
   {
     std::unique_lock lock(m.mutex);
     m.cv.wait(lock, [&] { return m.stop_requested; });

@@ -48,7 +48,9 @@ void WsSession::start(http::request<http::string_body>&& req) {
   ws_.read_message_max(ctx_.config.ws_max_message_bytes);
   ws_.auto_fragment(false);
   auto self = shared_from_this();
-  ws_.async_accept(req, [self](beast::error_code ec) { self->on_accept(ec); });
+  ws_.async_accept(req, [self](beast::error_code ec) {
+    self->contain("handshake", [&] { self->on_accept(ec); });
+  });
 }
 
 void WsSession::on_accept(beast::error_code ec) {
@@ -64,7 +66,8 @@ void WsSession::on_accept(beast::error_code ec) {
 
 void WsSession::shutdown() {
   net::post(ws_.get_executor(), [self = shared_from_this()] {
-    self->close_with(websocket::close_code::going_away, "shutting down");
+    self->contain("shutdown",
+                  [&] { self->close_with(websocket::close_code::going_away, "shutting down"); });
   });
 }
 
@@ -74,7 +77,7 @@ void WsSession::read() {
   if (outbox_.size() >= kMaxQueued) return;
   reading_ = true;
   ws_.async_read(buffer_, [self = shared_from_this()](beast::error_code ec, size_t n) {
-    self->on_read(ec, n);
+    self->contain("read", [&] { self->on_read(ec, n); });
   });
 }
 
@@ -103,7 +106,10 @@ void WsSession::on_read(beast::error_code ec, size_t) {
         "more than " + std::to_string(ctx_.config.ws_messages_per_second) + " messages per second");
   } else {
     strikes_ = 0;
-    handle_message(text);
+    // A message whose handling throws is answered with an internal error
+    // for its id; the connection reads on.
+    handling_id_ = nullptr;
+    contain("message", [&] { handle_message(text); });
   }
   read();
 }
@@ -139,6 +145,7 @@ void WsSession::handle_message(std::string_view text) {
                           std::to_string(kMaxIdLength) + " characters");
   }
   const std::string id = id_json.get<std::string>();
+  handling_id_ = id;
   if (type == "stop") return stop_search(id);
   msg.erase("type");
   msg.erase("id");
@@ -259,9 +266,10 @@ void WsSession::write() {
   auto text = outbox_.start_write();
   if (!text) return;
   ws_.text(true);
-  ws_.async_write(
-      net::buffer(*text),
-      [self = shared_from_this(), text](beast::error_code ec, size_t n) { self->on_write(ec, n); });
+  ws_.async_write(net::buffer(*text),
+                  [self = shared_from_this(), text](beast::error_code ec, size_t n) {
+                    self->contain("write", [&] { self->on_write(ec, n); });
+                  });
 }
 
 void WsSession::on_write(beast::error_code ec, size_t) {
@@ -273,6 +281,26 @@ void WsSession::on_write(beast::error_code ec, size_t) {
   }
   write();
   read();  // resumes reading if backpressure paused it
+}
+
+void WsSession::on_exception(const char* where, const char* what) noexcept {
+  try {
+    spdlog::error("ws {} (message id {}): exception in {}: {}", ip_,
+                  handling_id_.is_string() ? loggable(handling_id_.get<std::string>()) : "null",
+                  where, loggable(what));
+    if (std::string_view(where) == "message") {
+      // The message is answered; the connection goes on.
+      send_error(handling_id_, "internal", "internal error: " + loggable(what));
+      return;
+    }
+    // In the transport itself: this connection's state is not known to be
+    // sound, so it ends (1011); the others go on.
+    close_with(websocket::close_code::internal_error, "internal error");
+  } catch (...) {
+    closing_ = true;
+    beast::error_code ec;
+    beast::get_lowest_layer(ws_).socket().close(ec);
+  }
 }
 
 void WsSession::cancel_all() {

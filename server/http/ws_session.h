@@ -29,6 +29,21 @@ class WsSession : public Session, public std::enable_shared_from_this<WsSession>
   void shutdown() override;
   Executor executor() { return ws_.get_executor(); }
 
+  // Runs fn() with exceptions contained (every handler of this session goes
+  // through it): a message whose handling throws gets an `internal` error
+  // for its id and the connection reads on; a failure in the transport
+  // closes this connection (1011). It is logged; the process goes on.
+  template <class Fn>
+  void contain(const char* where, Fn&& fn) noexcept {
+    try {
+      fn();
+    } catch (const std::exception& e) {
+      on_exception(where, e.what());
+    } catch (...) {
+      on_exception(where, "an exception of unknown type");
+    }
+  }
+
   // Queued messages beyond which reading pauses.
   static constexpr size_t kMaxQueued = 64;
 
@@ -52,6 +67,7 @@ class WsSession : public Session, public std::enable_shared_from_this<WsSession>
   void write();
   void on_write(beast::error_code ec, size_t bytes);
   void cancel_all();
+  void on_exception(const char* where, const char* what) noexcept;
   void close_with(websocket::close_code code, const char* reason);
   bool take_token();
 
@@ -64,9 +80,10 @@ class WsSession : public Session, public std::enable_shared_from_this<WsSession>
   std::unordered_map<std::string, Search> searches_;
   WsOutbox outbox_;
   uint64_t next_gen_ = 0;
-  bool open_ = false;     // handshake done, counted in metrics
-  bool reading_ = false;  // a read is pending
-  bool closing_ = false;  // a close was started or the peer is gone
+  nlohmann::json handling_id_;  // the id of the message being handled, once known
+  bool open_ = false;           // handshake done, counted in metrics
+  bool reading_ = false;        // a read is pending
+  bool closing_ = false;        // a close was started or the peer is gone
   // Token bucket on incoming messages.
   double tokens_ = 0;
   SteadyClock::time_point refilled_;

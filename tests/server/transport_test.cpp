@@ -1,0 +1,212 @@
+// The transport contains exceptions at its boundaries: a real Server on
+// port 0 in front of a fake Api whose calls throw on demand, driven by a
+// Beast client. A request whose handler throws gets 500 internal and a log
+// line naming its route; a WebSocket message whose handling throws gets an
+// `internal` error for its id; the connection, the server and the process
+// go on.
+#include <gtest/gtest.h>
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
+
+#include <boost/asio/connect.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/beast/websocket.hpp>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <thread>
+
+#include "server/api/api.h"
+#include "server/api/metrics.h"
+#include "server/http/server.h"
+
+namespace kibitz::server {
+namespace {
+
+namespace net = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace websocket = beast::websocket;
+using tcp = net::ip::tcp;
+using nlohmann::json;
+
+struct NoTicket : Ticket {
+  void cancel() override {}
+};
+
+// Answers analyses at once; throws from info(), and from analyze() when the
+// request has "throw": true.
+class ThrowingApi : public Api {
+ public:
+  explicit ThrowingApi(Config c) : config_(std::move(c)) {}
+  std::shared_ptr<Ticket> analyze(const json& request, const Origin&, Reporter r) override {
+    if (request.value("throw", false)) throw std::runtime_error("injected analyze failure");
+    Reply reply;
+    reply.body = {{"bestmove", "e2e4"}, {"stopped", false}};
+    r.on_done(std::move(reply));
+    return std::make_shared<NoTicket>();
+  }
+  std::shared_ptr<Ticket> annotate_stream(const json&, const Origin&, Reporter) override {
+    throw std::logic_error("injected annotate failure");
+  }
+  std::shared_ptr<Ticket> perft(const json&, const Origin&, Reporter) override {
+    throw std::runtime_error("injected perft failure");
+  }
+  Reply moves(const json&) override { throw 42; }  // not even a std::exception
+  Reply submit_job(const json&, const Origin&) override { return {}; }
+  Reply annotate(const json&, const Origin&) override { return {}; }
+  Reply get_job(std::string_view) override { return {}; }
+  Reply delete_job(std::string_view) override { return {}; }
+  Reply info() override { throw std::runtime_error("injected info failure"); }
+  bool ready() const override { return true; }
+  void shutdown() override {}
+  Metrics& metrics() override { return metrics_; }
+  const Config& config() const override { return config_; }
+
+ private:
+  Config config_;
+  Metrics metrics_;
+};
+
+// The server's log, captured.
+class LogCapture {
+ public:
+  LogCapture() {
+    auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(out_);
+    previous_ = spdlog::default_logger();
+    spdlog::set_default_logger(std::make_shared<spdlog::logger>("capture", sink));
+    spdlog::set_level(spdlog::level::info);
+  }
+  ~LogCapture() { spdlog::set_default_logger(previous_); }
+  std::string text() {
+    spdlog::default_logger()->flush();
+    return out_.str();
+  }
+
+ private:
+  std::ostringstream out_;
+  std::shared_ptr<spdlog::logger> previous_;
+};
+
+class TransportExceptions : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    Config config;
+    config.port = 0;
+    config.io_threads = 1;  // every connection on the thread a throw would end
+    config.web_root = "/nonexistent-kibitz-web-root";
+    api_ = std::make_unique<ThrowingApi>(config);
+    server_ = std::make_unique<Server>(*api_, nullptr, config);
+    auto port = server_->listen();
+    ASSERT_TRUE(port) << port.error();
+    port_ = static_cast<unsigned short>(*port);
+    thread_ = std::thread([this] { server_->run(); });
+  }
+  void TearDown() override {
+    server_->stop();
+    thread_.join();
+  }
+
+  tcp::socket connect() {
+    tcp::socket s(io_);
+    s.connect({net::ip::make_address("127.0.0.1"), port_});
+    return s;
+  }
+
+  // One request on `s`; the response.
+  http::response<http::string_body> exchange(tcp::socket& s, http::verb method,
+                                             const std::string& target, std::string body = "") {
+    http::request<http::string_body> req{method, target, 11};
+    req.set(http::field::host, "localhost");
+    if (!body.empty()) req.set(http::field::content_type, "application/json");
+    req.body() = std::move(body);
+    req.prepare_payload();
+    http::write(s, req);
+    beast::flat_buffer buffer;
+    http::response<http::string_body> res;
+    http::read(s, buffer, res);
+    return res;
+  }
+
+  void expect_internal(const http::response<http::string_body>& res, const std::string& what) {
+    EXPECT_EQ(res.result_int(), 500u);
+    EXPECT_EQ(res[http::field::content_type], "application/json");
+    const json body = json::parse(res.body());
+    EXPECT_EQ(body["error"]["code"], "internal") << res.body();
+    EXPECT_NE(body["error"]["message"].get<std::string>().find(what), std::string::npos)
+        << res.body();
+  }
+
+  LogCapture log_;
+  std::unique_ptr<ThrowingApi> api_;
+  std::unique_ptr<Server> server_;
+  std::thread thread_;
+  unsigned short port_ = 0;
+  net::io_context io_;
+};
+
+TEST_F(TransportExceptions, AThrowingRequestHandlerGetsA500AndTheServerGoesOn) {
+  {
+    auto s = connect();
+    expect_internal(exchange(s, http::verb::get, "/v1/info"), "injected info failure");
+    // The connection itself goes on.
+    auto res = exchange(s, http::verb::get, "/healthz");
+    EXPECT_EQ(res.result_int(), 200u);
+    EXPECT_EQ(json::parse(res.body())["status"], "ok");
+    // Whatever is thrown, and from whichever route.
+    expect_internal(exchange(s, http::verb::post, "/v1/moves", "{}"), "unknown type");
+    expect_internal(exchange(s, http::verb::post, "/v1/perft", "{\"depth\": 1}"),
+                    "injected perft failure");
+    expect_internal(exchange(s, http::verb::post, "/v1/analyze", "{\"throw\": true}"),
+                    "injected analyze failure");
+  }
+  // A new connection is answered too: the I/O thread lives.
+  auto s = connect();
+  auto res = exchange(s, http::verb::post, "/v1/analyze", "{}");
+  EXPECT_EQ(res.result_int(), 200u);
+  EXPECT_EQ(json::parse(res.body())["bestmove"], "e2e4");
+  const std::string log = log_.text();
+  EXPECT_NE(log.find("route /v1/info"), std::string::npos) << log;
+  EXPECT_NE(log.find("injected info failure"), std::string::npos) << log;
+  EXPECT_NE(log.find("route /v1/perft"), std::string::npos) << log;
+}
+
+TEST_F(TransportExceptions, AThrowingWebSocketMessageGetsAnInternalErrorForItsId) {
+  websocket::stream<tcp::socket> ws(connect());
+  ws.handshake("localhost", "/v1/ws");
+  beast::flat_buffer buffer;
+  const auto next = [&] {
+    buffer.clear();
+    ws.read(buffer);
+    return json::parse(beast::buffers_to_string(buffer.data()));
+  };
+  ws.write(net::buffer(std::string(R"({"type": "analyze", "id": "boom", "throw": true})")));
+  json m = next();
+  EXPECT_EQ(m["type"], "error") << m;
+  EXPECT_EQ(m["id"], "boom") << m;
+  EXPECT_EQ(m["error"]["code"], "internal") << m;
+  EXPECT_NE(m["error"]["message"].get<std::string>().find("injected analyze failure"),
+            std::string::npos);
+  ws.write(net::buffer(std::string(R"({"type": "annotate", "id": "review", "pgn": "1. e4 *"})")));
+  m = next();
+  EXPECT_EQ(m["id"], "review") << m;
+  EXPECT_EQ(m["error"]["code"], "internal") << m;
+  // The connection goes on, and the failed id holds no search slot.
+  ws.write(net::buffer(std::string(R"({"type": "analyze", "id": "boom"})")));
+  m = next();
+  EXPECT_EQ(m["type"], "bestmove") << m;
+  EXPECT_EQ(m["id"], "boom") << m;
+  EXPECT_EQ(m["bestmove"], "e2e4") << m;
+  ws.close(websocket::close_code::normal);
+  const std::string log = log_.text();
+  EXPECT_NE(log.find("(message id boom)"), std::string::npos) << log;
+}
+
+}  // namespace
+}  // namespace kibitz::server
