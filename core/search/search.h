@@ -1,9 +1,9 @@
 // The search, written once for both games (see search/game.h).
 //
-// Each job runs one or more Workers on the same root (Lazy SMP): they share
-// nothing but the transposition table and the stop flag. Worker 0, the main
-// worker, watches the limits and reports each completed iteration.
-//
+// Each root search (search/root_search.h) runs one or more Workers on the
+// same root (Lazy SMP): they share nothing but the transposition table and
+// the stop flag. Worker 0, the main worker, watches the limits and reports
+// each completed iteration.
 // Step 1. Iterative deepening with aspiration windows, once per MultiPV line.
 // Step 2. Principal-variation search: table cutoffs, reverse futility and
 //         null-move pruning, internal iterative reduction, late-move
@@ -48,21 +48,24 @@ struct RootMove {
 template <Game G>
 class Worker;
 
-// What the workers of one job share.
+// What the workers of one root search share.
 template <Game G>
 struct Shared {
   using Move = typename G::Move;
 
   Shared(const typename G::Position& root_pos, std::vector<Move> moves, int lines,
-         const engine::Limits& limits, tt::Table& table)
+         const engine::Limits& limits, tt::Table& table, bool restricted)
       : root(root_pos),
         root_moves(std::move(moves)),
+        restricted_root(restricted),
         multipv(std::clamp(lines, 1, std::max(1, int(root_moves.size())))),
         time(limits, G::white_to_move(root_pos), engine::Clock::now()),
         tt(table) {}
 
   typename G::Position root;
   std::vector<Move> root_moves;
+  // root_moves are chosen moves (searchmoves), not every legal move.
+  bool restricted_root;
   int multipv;
   TimeManager time;
   tt::Table& tt;
@@ -70,6 +73,9 @@ struct Shared {
   std::vector<std::unique_ptr<Worker<G>>> workers;
   // Called by the main worker after each completed iteration.
   std::function<void(const Worker<G>&)> on_iteration;
+  // Tests only: called by every worker after each iteration it completes,
+  // with (worker index, depth); empty otherwise (one test per iteration).
+  std::function<void(int, int)> iteration_hook;
 
   uint64_t total_nodes() const;
 };
@@ -207,9 +213,13 @@ void Worker<G>::run() {
     if (shared_.stop.load(std::memory_order_relaxed)) break;
 
     std::stable_sort(root_moves_.begin(), root_moves_.begin() + shared_.multipv);
+    {
+      auto copy = root_moves_;  // may throw: then completed_ stays whole
+      completed_.swap(copy);
+    }
     completed_depth_ = root_depth_;
-    completed_ = root_moves_;
     completed_sel_depth_ = std::max(sel_depth_, completed_sel_depth_);
+    if (shared_.iteration_hook) shared_.iteration_hook(index_, root_depth_);
     if (index_ != 0) continue;
 
     if (shared_.on_iteration) shared_.on_iteration(*this);

@@ -2,9 +2,12 @@
 // Stockfish): mates at the depth they need, draws by rule, MultiPV, limits.
 #include <gtest/gtest.h>
 
+#include <new>
 #include <set>
+#include <stdexcept>
 #include <thread>
 
+#include "support/root_search.h"
 #include "support/service.h"
 
 namespace kibitz::test {
@@ -214,6 +217,66 @@ TEST(ChessSearch, BadInputIsAnError) {
   EXPECT_EQ(bad_move.error().code, "illegal_move");
   EXPECT_NE(bad_move.error().message.find("moves[2]"), std::string::npos)
       << bad_move.error().message;
+}
+
+constexpr const char* kItalian =
+    "r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3";
+
+// Faults: nothing thrown inside a search leaves its pool task; the search
+// reports the failure in Result::error, once.
+TEST(ChessSearchFaults, WorkerThatThrowsEndsTheSearchWithTheError) {
+  for (int thrower : {0, 1}) {
+    DirectSearch<ChessGame> search(2);
+    AnalysisRequest r = chess(kItalian, 40);
+    r.limits.nodes = 50'000'000;  // a bound if the failure did not stop the search
+    r.threads = 2;
+    const auto result = search.run(position<ChessGame>(kItalian), r, {}, [&](auto& s) {
+      s.set_iteration_hook([thrower](int worker, int depth) {
+        if (worker == thrower && depth >= 4) throw std::bad_alloc();
+      });
+    });
+    ASSERT_TRUE(result.error) << "worker " << thrower;
+    EXPECT_EQ(*result.error, std::bad_alloc().what());
+    EXPECT_LT(result.nodes, 50'000'000u) << "the failure stopped the search";
+    EXPECT_FALSE(result.stopped) << "not stopped by a request";
+    EXPECT_TRUE(result.bestmove) << "what was found before is kept";
+    EXPECT_GE(result.depth, 1);
+    // The pool's threads go on: the next search runs on them.
+    const auto next = search.run(position<ChessGame>(kItalian), chess(kItalian, 5));
+    EXPECT_FALSE(next.error);
+    EXPECT_EQ(next.depth, 5);
+  }
+}
+
+TEST(ChessSearchFaults, OnIterationThatThrowsStopsTheSearchWithTheError) {
+  DirectSearch<ChessGame> search(1);
+  engine::Callbacks cb;
+  std::vector<int> depths;
+  cb.on_iteration = [&](const engine::Progress& p) {
+    depths.push_back(p.depth);
+    if (p.depth == 3) throw std::runtime_error("client went away");
+  };
+  const auto result = search.run(position<ChessGame>(kItalian), chess(kItalian, 40), cb);
+  ASSERT_TRUE(result.error);
+  EXPECT_EQ(*result.error, "client went away");
+  EXPECT_EQ(depths, (std::vector<int>{1, 2, 3})) << "no iteration after the throw";
+  EXPECT_EQ(result.depth, 3);
+  EXPECT_EQ(result.lines.size(), 1u);
+}
+
+TEST(ChessSearchFaults, OnDoneThatThrowsIsSwallowedAndThePoolGoesOn) {
+  DirectSearch<ChessGame> search(1);
+  engine::Callbacks cb;
+  int calls = 0;
+  cb.on_done = [&](const engine::Result&) {
+    ++calls;
+    throw std::runtime_error("bug in the caller");
+  };
+  const auto result = search.run(position<ChessGame>(kItalian), chess(kItalian, 4), cb);
+  EXPECT_EQ(calls, 1);
+  EXPECT_FALSE(result.error) << "the search itself went well";
+  const auto next = search.run(position<ChessGame>(kItalian), chess(kItalian, 4));
+  EXPECT_EQ(next.depth, 4) << "the pool's one thread is still there";
 }
 
 }  // namespace

@@ -1,16 +1,25 @@
-// One analysis job: a search on 1..N threads of the shared pool. Worker 0
-// reports each completed iteration; the job ends when its last running
-// thread leaves, and then reports the result exactly once.
+// One search of one root: 1..N threads of the shared pool on the same
+// position (Lazy SMP). Worker 0 reports each completed iteration; the search
+// ends when its last running thread leaves, and then reports the result
+// exactly once.
 //
 // Which thread's result wins: the one whose last completed iteration is the
 // deepest; on equal depth the main worker (it alone honours MultiPV order
 // and the limits exactly), then the lower index.
+//
+// No exception leaves a pool task: one thrown by a worker (e.g. out of
+// memory) or by on_iteration stops the search, and the result reports it in
+// engine::Result::error; one thrown by on_done is swallowed (the report has
+// been made; the pool thread must go on).
 #pragma once
 
 #include <atomic>
 #include <condition_variable>
+#include <exception>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <string>
 
 #include "engine/analysis.h"
 #include "engine/thread_pool.h"
@@ -44,23 +53,56 @@ engine::Line make_line(const typename G::Position& root, const RootMove<G>& rm, 
   return line;
 }
 
+// The text of the exception being handled, for Result::error.
+inline std::string current_exception_text() {
+  try {
+    throw;
+  } catch (const std::exception& e) {
+    return e.what();
+  } catch (...) {
+    return "unknown exception";
+  }
+}
+
 template <Game G>
-class Job final : public engine::SearchHandle, public std::enable_shared_from_this<Job<G>> {
+class RootSearch final : public engine::SearchHandle,
+                         public std::enable_shared_from_this<RootSearch<G>> {
  public:
   using Position = typename G::Position;
   using Move = typename G::Move;
 
-  Job(const Position& root, std::vector<Move> root_moves, const engine::AnalysisRequest& request,
-      tt::Table& table, engine::Callbacks callbacks, std::string fen)
-      : shared_(root, std::move(root_moves), request.multipv, request.limits, table),
+  // `root_moves` are the moves to search: every legal move, or the request's
+  // searchmoves (then the root is restricted and its value never stored).
+  RootSearch(const Position& root, std::vector<Move> root_moves,
+             const engine::AnalysisRequest& request, tt::Table& table, engine::Callbacks callbacks,
+             std::string fen)
+      : shared_(root, std::move(root_moves), request.multipv, request.limits, table,
+                /*restricted_root=*/!request.searchmoves.empty()),
         callbacks_(std::move(callbacks)),
         fen_(std::move(fen)),
         threads_(std::max(1, request.threads)),
         priority_(request.priority) {}
 
-  // Starts the search on the pool. The job keeps itself alive until done.
-  // The callbacks run on search threads and must not wait for this job.
+  // Tests only (empty otherwise): runs as every root search of this game
+  // starts, on the thread that starts it, before its workers run. Set it
+  // while no search starts: it is read without a lock.
+  static inline std::function<void(RootSearch&)> on_start_for_tests;
+
+  // For tests only, before start(): runs on each worker after each iteration
+  // it completes, with (worker index, depth); it may throw, as a worker can.
+  void set_iteration_hook(std::function<void(int, int)> hook) {
+    shared_.iteration_hook = std::move(hook);
+  }
+  // What tests see of the search.
+  tt::Table& table() const { return shared_.tt; }
+  uint64_t root_key() const { return G::key(shared_.root); }
+  bool restricted_root() const { return shared_.restricted_root; }
+  const std::vector<Move>& root_moves() const { return shared_.root_moves; }
+
+  // Starts the search on the pool. It keeps itself alive until done.
+  // The callbacks run on search threads and must not wait for this search.
   void start(engine::ThreadPool& pool, uint64_t group) {
+    if (on_start_for_tests) on_start_for_tests(*this);
     pool_ = &pool;
     group_ = group;
     shared_.tt.new_search();
@@ -71,20 +113,14 @@ class Job final : public engine::SearchHandle, public std::enable_shared_from_th
     std::vector<engine::ThreadPool::Task> tasks;
     auto self = this->shared_from_this();
     for (int i = 0; i < threads_; ++i) {
-      tasks.push_back({[self, i] {
-                         if (i == 0 || !self->shared_.stop.load(std::memory_order_relaxed))
-                           self->shared_.workers[size_t(i)]->run();
-                         // A helper never ends the job: only the main worker decides.
-                         if (i == 0) self->shared_.stop.store(true, std::memory_order_relaxed);
-                         self->leave();
-                       },
+      tasks.push_back({[self, i] { self->work(i); },
                        [self, i] {
                          // Cancelled before it ran: the main worker's result is
                          // still owed, the helpers' are not.
                          if (i == 0) self->shared_.stop.store(true, std::memory_order_relaxed);
                          self->leave();
                        },
-                       int(priority_), group});
+                       group});
     }
     pool.submit(std::move(tasks));
   }
@@ -108,6 +144,39 @@ class Job final : public engine::SearchHandle, public std::enable_shared_from_th
   uint64_t nodes() const override { return shared_.total_nodes(); }
 
  private:
+  // One pool task: worker i's search, then its leaving. Nothing escapes.
+  void work(int i) noexcept {
+    try {
+      if (i == 0 || !shared_.stop.load(std::memory_order_relaxed))
+        shared_.workers[size_t(i)]->run();
+    } catch (...) {
+      fail(current_exception_text());
+    }
+    // A helper never ends the search: only the main worker decides.
+    if (i == 0) shared_.stop.store(true, std::memory_order_relaxed);
+    leave();
+  }
+
+  // The search cannot go on: keep the first reason, stop every worker.
+  void fail(std::string what) noexcept {
+    {
+      std::lock_guard lock(mutex_);
+      if (!error_) {
+        try {
+          error_ = std::move(what);
+        } catch (...) {  // no memory for the text
+          error_.emplace();
+        }
+      }
+    }
+    shared_.stop.store(true, std::memory_order_relaxed);
+    // Helpers still queued are not needed any more (their cancel callbacks leave()).
+    try {
+      if (pool_) pool_->cancel_group(group_);
+    } catch (...) {  // they will run, see the stop flag and leave
+    }
+  }
+
   engine::Progress progress_of(const Worker<G>& w) const {
     engine::Progress p;
     p.white_to_move = G::white_to_move(shared_.root);
@@ -124,13 +193,18 @@ class Job final : public engine::SearchHandle, public std::enable_shared_from_th
     return p;
   }
 
+  // On the main worker, inside its run(): a throwing callback stops the
+  // search here rather than unwinding through it.
   void report_iteration(const Worker<G>& main) {
-    if (callbacks_.on_iteration) callbacks_.on_iteration(progress_of(main));
+    if (!callbacks_.on_iteration) return;
+    try {
+      callbacks_.on_iteration(progress_of(main));
+    } catch (...) {
+      fail(current_exception_text());
+    }
   }
 
-  void leave() {
-    if (running_.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
-    // Last one out: every worker has stopped; choose and report the result.
+  engine::Result result() const {
     const Worker<G>* best = shared_.workers[0].get();
     for (const auto& w : shared_.workers)
       if (w->completed_depth() > best->completed_depth()) best = w.get();
@@ -145,11 +219,37 @@ class Job final : public engine::SearchHandle, public std::enable_shared_from_th
       // Stopped before the first iteration: any legal move beats none.
       r.bestmove = G::move_string(shared_.root, shared_.root_moves[0]);
     }
+    return r;
+  }
+
+  void leave() noexcept {
+    if (running_.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+    // Last one out: every worker has stopped; choose and report the result.
+    engine::Result r;
+    try {
+      r = result();
+    } catch (...) {  // e.g. no memory for the lines: report the failure alone
+      fail(current_exception_text());
+      r = engine::Result{};
+      r.white_to_move = G::white_to_move(shared_.root);
+      r.nodes = shared_.total_nodes();
+    }
+    {
+      std::lock_guard lock(mutex_);
+      try {
+        r.error = error_;
+      } catch (...) {
+        r.error.emplace();  // a failure without its text
+      }
+    }
     // The callbacks go with the report: they often hold the owner of this
-    // job's handle, and keeping them would make a cycle that never frees.
+    // search's handle, and keeping them would make a cycle that never frees.
     engine::Callbacks callbacks = std::move(callbacks_);
     callbacks_ = {};
-    if (callbacks.on_done) callbacks.on_done(r);
+    try {
+      if (callbacks.on_done) callbacks.on_done(r);
+    } catch (...) {  // the report is made; nothing is left to tell
+    }
     {
       std::lock_guard lock(mutex_);
       done_ = true;
@@ -169,6 +269,7 @@ class Job final : public engine::SearchHandle, public std::enable_shared_from_th
   mutable std::mutex mutex_;
   std::condition_variable done_cv_;
   bool done_ = false;
+  std::optional<std::string> error_;  // under mutex_
 };
 
 }  // KIBITZ_NAMESPACE(search)
