@@ -4,6 +4,15 @@
 // same root (Lazy SMP): they share nothing but the transposition table and
 // the stop flag. Worker 0, the main worker, watches the limits and reports
 // each completed iteration.
+//
+// The table is shared by every search of every client, so it only holds
+// what is true of a position. The root's own entry is written only by the
+// full-width search of an unrestricted root (no searchmoves, first MultiPV
+// line): a later MultiPV line leaves the best move out, and a searchmoves
+// search (the review's search of a played move) measures chosen moves, so
+// their values are not the position's. Entries below the root stay: their
+// searches were not restricted.
+//
 // Step 1. Iterative deepening with aspiration windows, once per MultiPV line.
 // Step 2. Principal-variation search: table cutoffs, reverse futility and
 //         null-move pruning, internal iterative reduction, late-move
@@ -471,8 +480,11 @@ Value Worker<G>::search(Stack* ss, Value alpha, Value beta, Depth depth, bool cu
   const Bound bound = best_value >= beta            ? BoundLower
                       : (Pv && best_move != Move{}) ? BoundExact
                                                     : BoundUpper;
-  shared_.tt.store(key, tt::value_to_tt(best_value, ply), Pv, bound, depth,
-                   best_move != Move{} ? G::move_code(best_move) : 0, ss->static_eval);
+  // The root's value is the position's only when every legal move was
+  // searched: not for a later MultiPV line, nor for searchmoves.
+  if (!root || (pv_idx_ == 0 && !shared_.restricted_root))
+    shared_.tt.store(key, tt::value_to_tt(best_value, ply), Pv, bound, depth,
+                     best_move != Move{} ? G::move_code(best_move) : 0, ss->static_eval);
   return best_value;
 }
 

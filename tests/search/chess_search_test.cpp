@@ -9,6 +9,7 @@
 
 #include "support/root_search.h"
 #include "support/service.h"
+#include "support/table_hygiene.h"
 
 namespace kibitz::test {
 namespace {
@@ -219,8 +220,19 @@ TEST(ChessSearch, BadInputIsAnError) {
       << bad_move.error().message;
 }
 
-constexpr const char* kItalian =
-    "r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3";
+// The shared table holds only what is true of a position: a restricted root
+// (searchmoves, MultiPV lines after the first) stores no root value.
+constexpr const char* kItalian = "r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3";
+
+TEST(ChessSearchTable, SearchmovesStoreNoRootValueButKeepTheEntriesBelow) {
+  check_searchmoves_store_no_root_value<ChessGame>(kItalian, "a2a3", 7);
+}
+
+TEST(ChessSearchTable, MultiPvLinesAfterTheFirstStoreNoRootValue) {
+  // 3. Nxh4 takes the queen: the first line, far ahead of the others.
+  check_multipv_stores_the_first_line_only<ChessGame>(
+      "rnb1kbnr/pppp1ppp/8/4p3/4P2q/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3", 4, 7);
+}
 
 // Faults: nothing thrown inside a search leaves its pool task; the search
 // reports the failure in Result::error, once.

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "support/service.h"
+#include "support/table_hygiene.h"
 
 namespace kibitz::test {
 namespace {
@@ -110,6 +111,15 @@ TEST(DraughtsSearch, BadInputIsAnError) {
   ASSERT_FALSE(bad_move);
   EXPECT_EQ(bad_move.error().code, "illegal_move");
   EXPECT_NE(bad_move.error().message.find("moves[2]"), std::string::npos);
+}
+
+TEST(DraughtsSearchTable, SearchmovesStoreNoRootValueButKeepTheEntriesBelow) {
+  check_searchmoves_store_no_root_value<DraughtsGame>("", "a3-b4", 8);
+}
+
+TEST(DraughtsSearchTable, MultiPvLinesAfterTheFirstStoreNoRootValue) {
+  // 1.c3-b4! wins a man (see ShotFoundAtDepthOne): far ahead of the others.
+  check_multipv_stores_the_first_line_only<DraughtsGame>("W:Wa3,c3,d2,e1,g1:Ba5,c5,f8,h8", 3, 8);
 }
 
 }  // namespace
