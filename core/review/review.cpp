@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <cmath>
 #include <condition_variable>
+#include <exception>
 #include <map>
 #include <mutex>
+#include <stdexcept>
 
 namespace kibitz::review {
 
@@ -61,16 +63,39 @@ std::string eval_text(const engine::Score& white_view, GameKind game) {
   return buf;
 }
 
+// The text of the exception being handled.
+std::string exception_text() {
+  try {
+    throw;
+  } catch (const std::exception& e) {
+    return e.what();
+  } catch (...) {
+    return "unknown exception";
+  }
+}
+
+// The review of one game as it runs.
+//
 // Two searches per position at most, both from the position before the move,
 // so the played move and the best move are measured in the same frame (the
 // same root, limits and table): first the position itself (its best line),
 // then, when the game went elsewhere, the position restricted to the played
 // move (searchmoves). Comparing scores of separate searches of positions i
 // and i + 1 instead mixes in the noise of two depth-limited searches.
-class Job final : public Handle, public std::enable_shared_from_this<Job> {
+//
+// A search stopped by its limits before it completed depth 1 (a node limit
+// of 1, a millisecond, a passed deadline) has no line and so no score. It is
+// searched again to depth 1 alone, without the other limits: a small search
+// (its quiescence search included), and the least that says anything of the
+// position. Every ply of a finished review is thus evaluated.
+//
+// Failures: a search that reports an error, or an exception in this code or
+// in on_progress, fails the review with Error "internal" through on_done,
+// exactly once; the other positions' searches are stopped first.
+class Reviewing final : public Handle, public std::enable_shared_from_this<Reviewing> {
  public:
-  Job(engine::Service& service, GameKind game, record::Game record, engine::Replay replay,
-      Options options, Callbacks callbacks)
+  Reviewing(engine::Service& service, GameKind game, record::Game record, engine::Replay replay,
+            Options options, Callbacks callbacks)
       : service_(service),
         game_(game),
         record_(std::move(record)),
@@ -92,7 +117,7 @@ class Job final : public Handle, public std::enable_shared_from_this<Job> {
       std::lock_guard lock(mutex_);
       if (cancelled_ || finished_) return;
       cancelled_ = true;
-      for (auto& [key, h] : handles_) running.push_back(h);
+      for (auto& [serial, h] : handles_) running.push_back(h);
     }
     for (auto& h : running) h->stop();
     maybe_finish();
@@ -114,86 +139,152 @@ class Job final : public Handle, public std::enable_shared_from_this<Job> {
     std::optional<engine::Result> played;  // the search restricted to the played move
     bool needs_played = false, done = false;
   };
-  // A search to run: ply index, and whether it is the restricted one.
-  using Task = std::pair<size_t, bool>;
+  // A search to run.
+  struct Task {
+    size_t ply = 0;
+    bool played = false;   // restricted to the played move
+    bool shallow = false;  // to depth 1 only: the search with the limits found no line
+  };
 
-  // Starts searches until `parallel_` run or none is left; restricted
-  // searches go first (they reuse what the table just learnt). Never holds
-  // the lock while calling the service (its callbacks may run inside).
-  void pump() {
+  static bool has_line(const engine::Result& r) {
+    return !r.lines.empty() && !r.lines[0].moves.empty();
+  }
+
+  // Starts searches until `parallel_` run or none is left; depth-1 retries
+  // and restricted searches go first (they reuse what the table just
+  // learnt). Never holds the lock while calling the service (its callbacks
+  // may run inside).
+  void pump() noexcept {
     for (;;) {
-      Task task;
-      {
-        std::lock_guard lock(mutex_);
-        if (cancelled_ || in_flight_ >= parallel_) break;
-        if (!restricted_.empty()) {
-          task = {restricted_.back(), true};
-          restricted_.pop_back();
-        } else if (next_ < plies_.size()) {
-          task = {next_++, false};
-        } else {
-          break;
+      uint64_t serial = 0;
+      try {
+        Task task;
+        {
+          std::lock_guard lock(mutex_);
+          if (cancelled_ || int(outstanding_.size()) >= parallel_) break;
+          if (!retries_.empty()) {
+            task = retries_.back();
+            retries_.pop_back();
+          } else if (!restricted_.empty()) {
+            task = {restricted_.back(), true, false};
+            restricted_.pop_back();
+          } else if (next_ < plies_.size()) {
+            task = {next_++, false, false};
+          } else {
+            break;
+          }
+          serial = ++last_serial_;
+          outstanding_.emplace(serial, task);
         }
-        ++in_flight_;
-      }
-      // One position at a time here, and the previous search has stopped
-      // (its on_done brought us here), so nothing reads the table.
-      if (!options_.reuse_table && !task.second) service_.clear_hash();
-      engine::AnalysisRequest req;
-      req.game = game_;
-      req.fen = replay_.start_fen;
-      for (size_t i = 0; i < task.first; ++i) req.moves.push_back(replay_.moves[i].move);
-      req.limits = options_.limits;
-      req.multipv = task.second ? 1 : std::max(1, options_.multipv);
-      if (task.second) req.searchmoves = {replay_.moves[task.first].move};
-      req.threads = 1;
-      req.priority = options_.priority;
-      auto self = shared_from_this();
-      engine::Callbacks cb;
-      cb.on_done = [self, task](const engine::Result& r) { self->on_result(task, r); };
-      auto h = service_.analyze(req, std::move(cb));
-      std::lock_guard lock(mutex_);
-      if (!h) {  // cannot happen after a successful replay; fail the review
-        error_ = h.error();
-        cancelled_ = true;
-        --in_flight_;
-      } else if (!reported_result(task)) {
-        handles_[task] = *h;
+        // One position at a time here, and the previous search has stopped
+        // (its on_done brought us here), so nothing reads the table.
+        if (!options_.reuse_table && !task.played) service_.clear_hash();
+        engine::AnalysisRequest req;
+        req.game = game_;
+        req.fen = replay_.start_fen;
+        for (size_t i = 0; i < task.ply; ++i) req.moves.push_back(replay_.moves[i].move);
+        if (task.shallow)
+          req.limits.depth = 1;
+        else
+          req.limits = options_.limits;
+        req.multipv = task.played ? 1 : std::max(1, options_.multipv);
+        if (task.played) req.searchmoves = {replay_.moves[task.ply].move};
+        req.threads = 1;
+        req.priority = options_.priority;
+        auto self = shared_from_this();
+        engine::Callbacks cb;
+        cb.on_done = [self, serial](const engine::Result& r) { self->on_result(serial, r); };
+        auto h = service_.analyze(req, std::move(cb));
+        std::unique_lock lock(mutex_);
+        if (!h) {  // cannot happen after a successful replay; fail the review
+          outstanding_.erase(serial);
+          lock.unlock();
+          fail(h.error());
+          return;
+        }
+        if (outstanding_.count(serial)) handles_[serial] = *h;  // else it has reported
+      } catch (...) {
+        {
+          std::lock_guard lock(mutex_);
+          outstanding_.erase(serial);  // a result that comes anyway is ignored
+        }
+        fail(Error{"internal", exception_text()});
+        return;
       }
     }
     maybe_finish();
   }
 
-  bool reported_result(const Task& t) const {
-    const PlyState& p = plies_[t.first];
-    return t.second ? p.played.has_value() : p.best.has_value();
+  void on_result(uint64_t serial, const engine::Result& r) noexcept {
+    std::optional<Error> failure;
+    int done = -1;
+    try {
+      std::lock_guard lock(mutex_);
+      const auto it = outstanding_.find(serial);
+      if (it == outstanding_.end()) return;  // its start failed: the review has failed
+      const Task task = it->second;
+      outstanding_.erase(it);
+      handles_.erase(serial);
+      nodes_ += r.nodes;
+      if (r.error)
+        failure = Error{"internal", "the search of ply " + std::to_string(task.ply + 1) +
+                                        " failed: " + *r.error};
+      else if (!cancelled_)
+        done = record_result(task, r);
+    } catch (...) {
+      failure = Error{"internal", exception_text()};
+    }
+    if (failure) return fail(std::move(*failure));
+    try {
+      if (done >= 0) report_progress(done);
+    } catch (...) {  // on_progress threw
+      return fail(Error{"internal", exception_text()});
+    }
+    pump();
   }
 
-  void on_result(Task task, const engine::Result& r) {
-    int done;
+  // Under mutex_. Returns the positions done, or -1 when that did not change.
+  int record_result(const Task& task, const engine::Result& r) {
+    PlyState& p = plies_[task.ply];
+    if (!has_line(r)) {
+      if (task.shallow)  // a depth-1 search without limits always completes
+        throw std::logic_error("the depth-1 search of ply " + std::to_string(task.ply + 1) +
+                               " found no line");
+      retries_.push_back({task.ply, task.played, true});
+      return -1;
+    }
+    if (task.played) {
+      p.played = r;
+    } else {
+      p.best = r;
+      const std::string& played = replay_.moves[task.ply].move;
+      p.needs_played = r.lines[0].moves[0] != played;
+      // The played move is one of the MultiPV lines: its score is there.
+      for (const auto& line : r.lines)
+        if (!line.moves.empty() && line.moves[0] == played) p.needs_played = false;
+      if (p.needs_played) restricted_.push_back(task.ply);
+    }
+    p.done = p.best && (!p.needs_played || p.played);
+    if (p.done) ++done_count_;
+    return int(done_count_);
+  }
+
+  // Ends the review with `error` (unless it has ended): stops the searches
+  // still running; on_done follows when the last of them has reported.
+  void fail(Error error) noexcept {
+    std::vector<std::shared_ptr<engine::SearchHandle>> running;
     {
       std::lock_guard lock(mutex_);
-      handles_.erase(task);
-      --in_flight_;
-      nodes_ += r.nodes;
-      PlyState& p = plies_[task.first];
-      if (task.second) {
-        p.played = r;
-      } else {
-        p.best = r;
-        const std::string& played = replay_.moves[task.first].move;
-        p.needs_played = !r.bestmove || *r.bestmove != played;
-        // The played move is one of the MultiPV lines: its score is there.
-        for (const auto& line : r.lines)
-          if (!line.moves.empty() && line.moves[0] == played) p.needs_played = false;
-        if (p.needs_played && !cancelled_) restricted_.push_back(task.first);
+      if (finished_) return;
+      if (!error_) error_ = std::move(error);
+      cancelled_ = true;
+      try {
+        for (auto& [serial, h] : handles_) running.push_back(h);
+      } catch (...) {  // not stopped, only waited for
       }
-      p.done = p.best && (!p.needs_played || p.played);
-      if (p.done) ++done_count_;
-      done = int(done_count_);
     }
-    report_progress(done);
-    pump();
+    for (auto& h : running) h->stop();
+    maybe_finish();
   }
 
   // Results arrive on several search threads at once: progress is reported
@@ -207,22 +298,33 @@ class Job final : public Handle, public std::enable_shared_from_this<Job> {
     if (callbacks_.on_progress) callbacks_.on_progress(done, int(plies_.size()));
   }
 
-  void maybe_finish() {
+  void maybe_finish() noexcept {
     bool cancelled;
+    std::optional<Error> error;
     {
       std::lock_guard lock(mutex_);
-      if (finished_ || in_flight_ > 0) return;
+      if (finished_ || !outstanding_.empty()) return;
       if (!cancelled_ && done_count_ < plies_.size()) return;
       finished_ = true;
       cancelled = cancelled_;
+      error = std::move(error_);
     }
-    if (!cancelled) report_progress(int(plies_.size()));
     // Nothing else touches the results once finished_ is set.
-    Expected<Review, Error> outcome =
-        cancelled ? Expected<Review, Error>(
-                        Unexpected(error_.value_or(Error{"cancelled", "the review was stopped"})))
-                  : Expected<Review, Error>(build());
-    if (callbacks_.on_done) callbacks_.on_done(outcome);
+    std::optional<Expected<Review, Error>> outcome;
+    try {
+      if (cancelled) {
+        outcome.emplace(Unexpected(error.value_or(Error{"cancelled", "the review was stopped"})));
+      } else {
+        report_progress(int(plies_.size()));
+        outcome.emplace(build());
+      }
+    } catch (...) {
+      outcome.emplace(Unexpected(Error{"internal", exception_text()}));
+    }
+    try {
+      if (callbacks_.on_done) callbacks_.on_done(*outcome);
+    } catch (...) {  // reported; nothing is left to tell
+    }
     {
       std::lock_guard lock(mutex_);
       reported_ = true;
@@ -231,7 +333,8 @@ class Job final : public Handle, public std::enable_shared_from_this<Job> {
   }
 
   // The mover's view of the position before ply i (its best line), and of the
-  // played move, both from the searches of position i.
+  // played move, both from the searches of position i (each has a line: see
+  // record_result).
   View best_view(size_t i) const { return View{plies_[i].best->lines.at(0).score}; }
   View played_view(size_t i) const {
     const PlyState& p = plies_[i];
@@ -252,7 +355,7 @@ class Job final : public Handle, public std::enable_shared_from_this<Job> {
     const bool game_over =
         replay_.status == "checkmate" || replay_.status == "stalemate" || replay_.status == "loss";
     for (size_t i = 0; i < plies_.size(); ++i) {
-      const engine::Result& r = *plies_[i].best;
+      const engine::Result& r = plies_[i].best.value();
       const View before = best_view(i), after = played_view(i);
       PlyReview p;
       p.ply = int(i) + 1;
@@ -263,9 +366,10 @@ class Job final : public Handle, public std::enable_shared_from_this<Job> {
       const auto white_view = [&](engine::Score s) { return p.white ? s : negate(s); };
       p.eval_before = white_view(before.score);
       p.eval_after = white_view(after.score);
-      p.best_move = r.lines[0].moves.empty() ? "" : r.lines[0].moves[0];
-      p.best_line = r.lines[0].moves;
-      p.best_line_san = r.lines[0].san;
+      const engine::Line& best_line = r.lines.at(0);
+      p.best_move = best_line.moves.empty() ? "" : best_line.moves[0];
+      p.best_line = best_line.moves;
+      p.best_line_san = best_line.san;
       p.best_score = p.eval_before;
       const bool best_played = p.best_move == p.move;
       p.loss = best_played ? 0 : std::clamp(to_cp(before) - to_cp(after), 0, 1000);
@@ -338,10 +442,12 @@ class Job final : public Handle, public std::enable_shared_from_this<Job> {
   int progress_reported_ = 0;
   std::condition_variable cv_;
   std::vector<PlyState> plies_;
-  std::vector<size_t> restricted_;  // plies whose played move still needs its search
-  std::map<Task, std::shared_ptr<engine::SearchHandle>> handles_;
+  std::vector<Task> retries_;             // searches to run again to depth 1
+  std::vector<size_t> restricted_;        // plies whose played move still needs its search
+  std::map<uint64_t, Task> outstanding_;  // started and not reported, by serial
+  std::map<uint64_t, std::shared_ptr<engine::SearchHandle>> handles_;
+  uint64_t last_serial_ = 0;
   size_t next_ = 0, done_count_ = 0;
-  int in_flight_ = 0;
   uint64_t nodes_ = 0;
   bool cancelled_ = false, finished_ = false, reported_ = false;
   std::optional<Error> error_;
@@ -384,10 +490,10 @@ Expected<std::shared_ptr<Handle>, Error> start(engine::Service& service, GameKin
   if (moves.empty()) return Unexpected(Error{"invalid_request", "the game has no moves"});
   auto replay = service.replay(game, fen, moves);
   if (!replay) return Unexpected(replay.error());
-  auto job = std::make_shared<Job>(service, game, record, std::move(*replay), options,
-                                   std::move(callbacks));
-  job->begin();
-  return std::shared_ptr<Handle>(job);
+  auto reviewing = std::make_shared<Reviewing>(service, game, record, std::move(*replay), options,
+                                               std::move(callbacks));
+  reviewing->begin();
+  return std::shared_ptr<Handle>(reviewing);
 }
 
 }  // namespace kibitz::review

@@ -35,7 +35,9 @@ struct Thresholds {
 };
 
 struct Options {
-  engine::Limits limits;  // per position; nothing set means 200,000 nodes
+  // Per position; nothing set means 200,000 nodes. A search these limits
+  // end before it completes depth 1 is run again to depth 1 alone.
+  engine::Limits limits;
   int multipv = 1;
   Thresholds thresholds;
   int parallel = 0;  // positions analysed at once; 0 = the service's threads
@@ -79,7 +81,9 @@ struct Review {
 struct Callbacks {
   // After each analysed position: how many of how many are done.
   std::function<void(int done, int total)> on_progress;
-  // Exactly once; Error "cancelled" after stop().
+  // Exactly once; Error "cancelled" after stop(), "internal" when a search
+  // failed or something threw (on_progress included). What on_done throws
+  // is swallowed.
   std::function<void(const Expected<Review, Error>&)> on_done;
 };
 

@@ -4,8 +4,12 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <mutex>
+#include <new>
+#include <stdexcept>
 
+#include "support/root_search.h"
 #include "support/service.h"
 
 namespace kibitz::review {
@@ -167,6 +171,222 @@ TEST(Review, StopEndsWithCancelled) {
   ASSERT_TRUE(outcome);
   ASSERT_FALSE(*outcome);
   EXPECT_EQ(outcome->error().code, "cancelled");
+}
+
+// The first 30 moves of bench/data/review-40-moves.pgn.
+constexpr const char* kThirtyMoves =
+    "1. e4 c5 2. Nf3 Nc6 3. d4 cxd4 4. Nxd4 g6 5. Nc3 Bg7 6. Be3 Nf6 7. f4 d6 8. "
+    "Nb3 Ng4 9. Qf3 Bxc3+ 10. bxc3 Nxe3 11. Qxe3 O-O 12. O-O-O Qb6 13. Qxb6 axb6 "
+    "14. Kb1 Ra3 15. Kb2 Ra4 16. Nd2 Ra5 17. Re1 e5 18. Nb3 Ra7 19. g3 Be6 20. Bd3 "
+    "Rfa8 21. Nc1 Bxa2 22. Rhf1 Be6 23. f5 gxf5 24. exf5 Ba2 25. Re4 d5 26. Rh4 e4 "
+    "27. Bb5 Ra5 28. Bxc6 bxc6 29. Rff4 Rb5+ 30. Nb3 Bxb3 *";
+
+struct Outcome {
+  std::optional<Expected<Review, Error>> result;
+  int reports = 0;
+};
+
+// Reviews `text` on `service` to its end.
+Outcome review_with(engine::Service& service, const std::string& text, const Options& o,
+                    std::function<void(int, int)> on_progress = {}) {
+  auto games = record::read(text);
+  EXPECT_TRUE(games);
+  Outcome out;
+  std::mutex m;
+  Callbacks cb;
+  cb.on_progress = std::move(on_progress);
+  cb.on_done = [&](const Expected<Review, Error>& r) {
+    std::lock_guard lock(m);
+    out.result = r;
+    ++out.reports;
+  };
+  auto h = start(service, GameKind::chess, (*games)[0], o, cb);
+  EXPECT_TRUE(h);
+  if (!h) return out;
+  (*h)->wait();
+  std::lock_guard lock(m);
+  EXPECT_EQ(out.reports, 1) << "on_done exactly once";
+  return out;
+}
+
+// A search stopped by its limits before it completed depth 1 has no line:
+// the review searches that position again to depth 1, and every ply has an
+// evaluation and a best move. (Before, it read the missing line and ended
+// the process.)
+TEST(Review, LimitsThatStopBeforeDepthOneStillEvaluateEveryPly) {
+  auto service = test::make_service(2, 16);
+  std::vector<std::pair<std::string, Options>> cases;
+  Options o;
+  o.limits.nodes = 1;
+  cases.push_back({"nodes 1", o});
+  o = {};
+  o.limits.depth = 1;
+  cases.push_back({"depth 1", o});
+  o = {};
+  o.limits.movetime_ms = 1;
+  o.parallel = 8;  // more than the threads: searches wait, and their millisecond passes
+  cases.push_back({"movetime 1 ms", o});
+  o = {};
+  o.limits.depth = 6;
+  o.limits.deadline = engine::Clock::now() - std::chrono::seconds(1);  // every search empty
+  cases.push_back({"deadline passed", o});
+  for (const auto& [name, options] : cases) {
+    for (const char* game : {kThirtyMoves, "1. e4 *"}) {
+      const size_t plies = game == kThirtyMoves ? 60 : 1;
+      const Outcome out = review_with(*service, game, options);
+      ASSERT_TRUE(out.result) << name;
+      ASSERT_TRUE(*out.result) << name << ": " << out.result->error().message;
+      const Review& r = **out.result;
+      ASSERT_EQ(r.plies.size(), plies) << name;
+      for (const auto& p : r.plies) {
+        EXPECT_FALSE(p.best_move.empty()) << name << ", ply " << p.ply;
+        EXPECT_FALSE(p.best_line.empty()) << name << ", ply " << p.ply;
+        EXPECT_EQ(p.best_line_san.size(), p.best_line.size()) << name << ", ply " << p.ply;
+        EXPECT_EQ(p.best_score, p.eval_before) << name << ", ply " << p.ply;
+        EXPECT_LE(p.loss, 1000);
+      }
+      EXPECT_EQ(r.white.moves + r.black.moves, int(plies)) << name;
+      EXPECT_NE(r.annotated.find("[%eval"), std::string::npos) << name;
+    }
+  }
+}
+
+// The played move's search is restricted to it (searchmoves): its value is
+// the move's, not the position's, and must not be stored as the position's.
+// After the review each position's entry is its own search's: the best move
+// with the best score.
+TEST(Review, PlayedMoveValuesAreNotStoredAsThePositionsValue) {
+  auto service = test::make_service(1, 16);
+  struct Restricted {
+    uint64_t key;
+    uint16_t played;
+  };
+  std::mutex m;
+  std::vector<Restricted> restricted;
+  tt::Table* table = nullptr;
+  {
+    test::RootSearchSpy<test::ChessGame> spy([&](search::RootSearch<test::ChessGame>& s) {
+      std::lock_guard lock(m);
+      table = &s.table();
+      if (s.restricted_root())
+        restricted.push_back({s.root_key(), test::ChessGame::move_code(s.root_moves().at(0))});
+    });
+    Options o;
+    o.limits.depth = 8;
+    o.parallel = 1;  // in order: each position's searches, then the next position's
+    // 2... Qh4?? hangs the queen (3. Nxh4): the played move's value is far below the best's.
+    const Outcome out = review_with(*service, "1. e4 e5 2. Nf3 Qh4 *", o);
+    ASSERT_TRUE(out.result && *out.result);
+    const Review& r = **out.result;
+    ASSERT_EQ(r.plies.size(), 4u);
+    EXPECT_EQ(r.plies[3].judgment, Judgment::blunder);
+    ASSERT_NE(table, nullptr);
+    ASSERT_FALSE(restricted.empty()) << "Qh4 is not the best move: its own search ran";
+
+    const std::vector<std::string> moves = {"e2e4", "e7e5", "g1f3", "d8h4"};
+    for (size_t i = 0; i < moves.size(); ++i) {
+      const std::vector<std::string> before(moves.begin(), moves.begin() + long(i));
+      const auto pos = test::position<test::ChessGame>("", before);
+      const uint64_t key = test::ChessGame::key(pos);
+      const bool had_played_search =
+          std::any_of(restricted.begin(), restricted.end(), [&](auto& x) { return x.key == key; });
+      EXPECT_EQ(had_played_search, r.plies[i].best_move != moves[i]) << "ply " << i + 1;
+      if (!had_played_search) continue;
+      tt::Data d{};
+      if (!table->probe(key, d)) continue;  // absent is fine
+      EXPECT_NE(d.move, test::ChessGame::move_code(test::find_move<test::ChessGame>(pos, moves[i])))
+          << "ply " << i + 1 << ": the played move's entry";
+      EXPECT_EQ(d.move, test::ChessGame::move_code(
+                            test::find_move<test::ChessGame>(pos, r.plies[i].best_move)))
+          << "ply " << i + 1;
+      const Score mover_best =
+          r.plies[i].white ? r.plies[i].best_score
+                           : Score{r.plies[i].best_score.kind, -r.plies[i].best_score.value};
+      EXPECT_EQ(test::ChessGame::score_to_report(tt::value_from_tt(d.value, 0)), mover_best)
+          << "ply " << i + 1 << ": the best move's value";
+    }
+  }
+}
+
+// Faults: any exception in the review's work fails that review with
+// "internal", once, and stops its other searches; the service goes on.
+TEST(Review, SearchThatFailsFailsTheReviewOnce) {
+  auto service = test::make_service(2, 16);
+  const uint64_t failing_key = test::ChessGame::key(test::position<test::ChessGame>(""));
+  std::mutex m;
+  std::vector<std::shared_ptr<search::RootSearch<test::ChessGame>>> searches;
+  Outcome out;
+  {
+    test::RootSearchSpy<test::ChessGame> spy([&](search::RootSearch<test::ChessGame>& s) {
+      {
+        std::lock_guard lock(m);
+        searches.push_back(s.shared_from_this());
+      }
+      if (s.root_key() == failing_key)  // the search of ply 1
+        s.set_iteration_hook([](int, int depth) {
+          if (depth == 2) throw std::bad_alloc();
+        });
+    });
+    Options o;
+    o.limits.depth = 40;  // long: the other searches end only because they are stopped
+    o.limits.nodes = 50'000'000;
+    out = review_with(*service, kThirtyMoves, o);
+  }
+  ASSERT_TRUE(out.result);
+  ASSERT_FALSE(*out.result);
+  EXPECT_EQ(out.result->error().code, "internal");
+  EXPECT_NE(out.result->error().message.find("ply 1 "), std::string::npos)
+      << out.result->error().message;
+  EXPECT_NE(out.result->error().message.find(std::bad_alloc().what()), std::string::npos)
+      << out.result->error().message;
+  std::lock_guard lock(m);
+  EXPECT_LE(searches.size(), 2u) << "no position is started after the failure";
+  for (const auto& s : searches) {
+    EXPECT_TRUE(s->done()) << "on_done came after every search had reported";
+    EXPECT_LT(s->nodes(), 50'000'000u) << "stopped, not ended by its limits";
+  }
+  searches.clear();
+  // The service is whole: a review runs to its end.
+  Options quick;
+  quick.limits.depth = 2;
+  const Outcome next = review_with(*service, "1. e4 e5 *", quick);
+  ASSERT_TRUE(next.result && *next.result);
+}
+
+TEST(Review, OnProgressThatThrowsFailsTheReviewOnce) {
+  auto service = test::make_service(2, 16);
+  Options o;
+  o.limits.depth = 4;
+  std::atomic<int> calls{0};
+  const Outcome out = review_with(*service, kThirtyMoves, o, [&](int done, int) {
+    calls.fetch_add(1);
+    if (done == 3) throw std::runtime_error("progress sink broken");
+  });
+  ASSERT_TRUE(out.result);
+  ASSERT_FALSE(*out.result);
+  EXPECT_EQ(out.result->error().code, "internal");
+  EXPECT_EQ(out.result->error().message, "progress sink broken");
+  EXPECT_LT(calls.load(), 60);
+}
+
+TEST(Review, OnDoneThatThrowsIsSwallowed) {
+  auto service = test::make_service(2, 16);
+  auto games = record::read("1. e4 e5 2. Nf3 Nc6 *");
+  ASSERT_TRUE(games);
+  Options o;
+  o.limits.depth = 3;
+  std::atomic<int> calls{0};
+  auto h = start(*service, GameKind::chess, (*games)[0], o,
+                 {nullptr, [&](const Expected<Review, Error>&) {
+                    calls.fetch_add(1);
+                    throw std::runtime_error("bug in the caller");
+                  }});
+  ASSERT_TRUE(h);
+  (*h)->wait();
+  EXPECT_TRUE((*h)->done());
+  EXPECT_EQ(calls.load(), 1);
+  const Outcome next = review_with(*service, "1. d4 d5 *", o);
+  ASSERT_TRUE(next.result && *next.result) << "the service's threads go on";
 }
 
 }  // namespace
