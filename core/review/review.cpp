@@ -202,7 +202,15 @@ class Reviewing final : public Handle, public std::enable_shared_from_this<Revie
           fail(h.error());
           return;
         }
-        if (outstanding_.count(serial)) handles_[serial] = *h;  // else it has reported
+        // Kept for stop(), unless it has reported already. A stop or a
+        // failure in the meantime did not see this search: it stops here.
+        bool stop_it = false;
+        if (outstanding_.count(serial)) {
+          handles_[serial] = *h;
+          stop_it = cancelled_;
+        }
+        lock.unlock();
+        if (stop_it) (*h)->stop();
       } catch (...) {
         {
           std::lock_guard lock(mutex_);
