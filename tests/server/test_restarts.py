@@ -7,8 +7,10 @@ Clients of each iteration, all at once:
   - a synchronous POST /v1/analyze searching for up to a minute;
   - an NDJSON stream of the same kind;
   - a WebSocket analyze with infinite limits;
-  - two jobs: one running, one queued (it asks for every search thread);
-  - a running /v1/games/annotate review (a 33-ply game);
+  - a job that runs, a /v1/games/annotate review of a 33-ply game that
+    runs, and a job that waits (6 search threads, at most 2 per job: the
+    sync analysis, the stream, the WebSocket, the first job and the review
+    fill them);
   - perft requests, one after the other;
   - short requests one after the other (small analyses, moves, health).
 The jobs and the review are then polled over a keep-alive connection.
