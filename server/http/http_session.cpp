@@ -281,18 +281,22 @@ void HttpSession::dispatch_route(Request& req) {
       if (auto body = parse()) handle_analyze(req, *body);
       return;
     case Route::jobs:
-      if (auto body = parse()) reply(api.submit_job(*body));
+      if (auto body = parse()) reply(api.submit_job(*body, origin()));
       return;
     case Route::job:
       return reply(ex_.method == "DELETE" ? api.delete_job(route.id) : api.get_job(route.id));
     case Route::moves:
-      if (auto body = parse()) api.moves(*body, deliver);
+      if (auto body = parse()) reply(api.moves(*body));
       return;
     case Route::perft:
-      if (auto body = parse()) api.perft(*body, deliver);
+      if (auto body = parse()) {
+        Reporter reporter;
+        reporter.on_done = deliver;
+        ex_.ticket = api.perft(*body, origin(), std::move(reporter));
+      }
       return;
     case Route::annotate:
-      if (auto body = parse()) reply(api.annotate(*body));
+      if (auto body = parse()) reply(api.annotate(*body, origin()));
       return;
     case Route::ws:
       return reply_error(426, "invalid_request", "GET /v1/ws needs a WebSocket upgrade",
@@ -307,14 +311,6 @@ void HttpSession::dispatch_route(Request& req) {
 
 void HttpSession::handle_analyze(Request& req, const nlohmann::json& body) {
   const bool streaming = wants_ndjson(req);
-  // A repeated request is answered from the cache, already serialised: no
-  // search, so no search slot either.
-  if (!streaming) {
-    if (auto text = ctx_.api.cached_analysis(body)) {
-      static const Headers kHit{{"X-Kibitz-Cache", "hit"}};
-      return send_text(200, "application/json", *text, kHit);
-    }
-  }
 #if KIBITZ_HAVE_ACCESS
   if (ctx_.access) {
     SearchSlot slot = ctx_.access->acquire_search(ex_.key_id, ip_);
@@ -343,27 +339,34 @@ void HttpSession::handle_analyze(Request& req, const nlohmann::json& body) {
     header += "\r\n";
     ex_.stream.emplace(std::move(header), chunked);
   }
-  StreamCallbacks cb;
-  cb.owner = search_owner(ip_, ex_.key_id);
+  Reporter cb;
   auto weak = weak_from_this();
   auto gate = ctx_.gate;
   const uint64_t seq = ex_.seq;
   if (streaming) {
-    cb.on_info = [weak, gate, seq](nlohmann::json j) {
+    cb.on_progress = [weak, gate, seq](nlohmann::json j) {
       std::string line = dump_json(j) + "\n";  // serialised on the search thread
       post_to(weak, gate, [seq, line = std::move(line)](HttpSession& s) mutable {
         s.on_stream_info(seq, std::move(line));
       });
     };
-  } else {
-    cb.on_info = [](nlohmann::json) {};
   }
-  cb.on_done = [weak, gate, seq](Reply r) {
+  // An answer that comes at once (a cached result, an invalid request) is
+  // sent from here, without a trip through the strand's queue.
+  auto inline_answer = std::make_shared<std::optional<Reply>>();
+  auto answering = std::make_shared<std::atomic<bool>>(true);
+  cb.on_done = [weak, gate, seq, inline_answer, answering](Reply r) {
+    if (answering->load(std::memory_order_acquire)) {
+      *inline_answer = std::move(r);
+      return;
+    }
     post_to(weak, gate, [seq, r = std::move(r)](HttpSession& s) mutable {
       s.on_analyze_done(seq, std::move(r));
     });
   };
-  ex_.ticket = ctx_.api.analyze(body, engine::Priority::interactive, false, std::move(cb));
+  ex_.ticket = ctx_.api.analyze(body, origin(), std::move(cb));
+  answering->store(false, std::memory_order_release);
+  if (*inline_answer) return on_analyze_done(seq, std::move(**inline_answer));
   // A cached or invalid request has already posted its answer, which runs
   // before this: only a real search is watched for the client hanging up.
   net::post(stream_.get_executor(), [self = shared_from_this(), seq] {
@@ -389,7 +392,7 @@ void HttpSession::on_analyze_done(uint64_t seq, Reply r) {
     return reply(std::move(r));
   }
   // Mid-stream errors (e.g. shutting down) become the last line.
-  ex_.stream->push_final(dump_json(r.body) + "\n");
+  ex_.stream->push_final((r.text ? *r.text : dump_json(r.body)) + "\n");
   write_stream();
 }
 
@@ -514,7 +517,14 @@ void HttpSession::upgrade(Request&& req) {
 }
 
 void HttpSession::reply(Reply r) {
+  if (r.text) return send_text(r.status, "application/json", *r.text, r.headers);
   send_text(r.status, "application/json", dump_json(r.body), r.headers);
+}
+
+Origin HttpSession::origin() const {
+  Origin o;
+  o.owner = search_owner(ip_, ex_.key_id);
+  return o;
 }
 
 namespace {

@@ -187,40 +187,61 @@ void WsSession::start_search(const std::string& id, bool annotate, nlohmann::jso
   const uint64_t gen = ++next_gen_;
   auto weak = weak_from_this();
   auto gate = ctx_.gate;
-  StreamCallbacks cb;
-  cb.owner = search_owner(ip_, key_id_);
+  Reporter cb;
+  Origin origin;
+  origin.owner = search_owner(ip_, key_id_);
+  origin.allow_infinite = !annotate;
   const char* update_type = annotate ? "progress" : "info";
   const char* final_type = annotate ? "review" : "bestmove";
-  cb.on_info = [weak, gate, id, gen, update_type](nlohmann::json j) {
-    j["type"] = update_type;
-    j["id"] = id;
-    std::string text = dump_json(j);  // serialised on the search thread
+  cb.on_progress = [weak, gate, id, gen, update_type](nlohmann::json j) {
+    std::string text;
+    try {
+      j["type"] = update_type;
+      j["id"] = id;
+      text = dump_json(j);  // serialised on the search thread
+    } catch (const std::exception& e) {
+      spdlog::error("ws search {}: a progress message could not be made: {}", loggable(id),
+                    e.what());
+      return;  // one update less; the final message still comes
+    }
     post_to(weak, gate, [id, gen, text = std::move(text)](WsSession& s) mutable {
       s.on_update(id, gen, std::move(text));
     });
   };
   cb.on_done = [weak, gate, id, gen, final_type](Reply r) {
-    nlohmann::json j;
-    if (r.status == 200) {
-      j = std::move(r.body);
-      j["type"] = final_type;
-      j["id"] = id;
-    } else {
-      j = {{"type", "error"}, {"id", id}, {"error", std::move(r.body["error"])}};
+    std::string text;
+    try {
+      nlohmann::json j;
+      if (r.text && r.body.is_null())  // a cached answer, serialised
+        r.body = nlohmann::json::parse(*r.text, nullptr, false);
+      if (r.status == 200) {
+        j = std::move(r.body);
+        j["type"] = final_type;
+        j["id"] = id;
+      } else {
+        j = {{"type", "error"}, {"id", id}, {"error", std::move(r.body.at("error"))}};
+      }
+      text = dump_json(j);
+    } catch (const std::exception& e) {
+      spdlog::error("ws search {}: the final message could not be made: {}", loggable(id),
+                    e.what());
+      text = dump_json({{"type", "error"},
+                        {"id", id},
+                        {"error", {{"code", "internal"}, {"message", "internal error"}}}});
     }
-    std::string text = dump_json(j);
     post_to(weak, gate, [id, gen, text = std::move(text)](WsSession& s) mutable {
       s.on_done(id, gen, std::move(text));
     });
   };
+  // Callbacks are posted, never run inline, so the entry made after the
+  // call exists before any of them is handled even when the answer is
+  // immediate; a call that throws leaves no entry behind.
+  auto ticket = annotate ? ctx_.api.annotate_stream(request, origin, std::move(cb))
+                         : ctx_.api.analyze(request, origin, std::move(cb));
   Search& search = searches_[id];
   search.gen = gen;
   search.slot = std::move(slot);
-  // Callbacks are posted, never run inline, so the entry exists before any
-  // of them is handled even when the answer is immediate.
-  search.ticket =
-      annotate ? ctx_.api.annotate_stream(request, std::move(cb))
-               : ctx_.api.analyze(request, engine::Priority::interactive, true, std::move(cb));
+  search.ticket = std::move(ticket);
 }
 
 void WsSession::on_update(const std::string& id, uint64_t gen, std::string text) {
