@@ -65,8 +65,8 @@ int run_annotate(const AnnotateOptions& o) {
   for (size_t g = 0; g < games->size(); ++g) {
     std::optional<Expected<review::Review, Error>> outcome;
     review::Callbacks cb;
-    cb.on_progress = [&](int done, int total) {
-      draw_progress(int(g) + 1, int(games->size()), done, total);
+    cb.on_progress = [&](const review::Progress& p) {
+      draw_progress(int(g) + 1, int(games->size()), p.done, p.total);
     };
     cb.on_done = [&](const Expected<review::Review, Error>& r) { outcome = r; };
     const auto started = std::chrono::steady_clock::now();

@@ -196,7 +196,7 @@ class UciSession {
     if (!any_limit) req.limits.infinite = true;
 
     engine::Callbacks cb;
-    cb.on_iteration = [this](const engine::Progress& p) { print_info(p); };
+    cb.on_progress = [this](const engine::Progress& p) { print_info(p); };
     cb.on_done = [this](const engine::Result& r) {
       if (r.lines.empty() && r.bestmove) print_info(r);
       say("bestmove " + r.bestmove.value_or("0000") + (r.ponder ? " ponder " + *r.ponder : ""));

@@ -68,7 +68,7 @@ struct Game {
   }
   static bool white_to_move(const Position& p) { return p.side_to_move() == White; }
 
-  // Reporting (search/job.h).
+  // Reporting (search/root_search.h).
   static constexpr bool kHasSan = true;
   static bool is_legal(const Position& p, Move m) { return MoveList(p).contains(m); }
   static std::string move_string(const Position&, Move m) { return to_uci(m); }

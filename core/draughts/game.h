@@ -56,7 +56,7 @@ struct Game {
   static search::Value no_moves_value(const Position&, int ply) { return search::mated_in(ply); }
   static bool white_to_move(const Position& p) { return p.side_to_move() == White; }
 
-  // Reporting (search/job.h).
+  // Reporting (search/root_search.h).
   static constexpr bool kHasSan = false;
   static bool is_legal(const Position& p, Move m) { return MoveList(p).contains(m); }
   static std::string move_string(const Position& p, Move m) { return to_string(p, m); }

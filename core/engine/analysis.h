@@ -95,10 +95,17 @@ struct Result : Progress {
   std::optional<std::string> error;
 };
 
-struct Callbacks {
-  std::function<void(const Progress&)> on_iteration;  // after each completed iteration
-  std::function<void(const Result&)> on_done;         // exactly once
+// The one shape of callbacks out of the engine (searches, reviews, perft;
+// the server's Reporter is the same shape in JSON): progress while the work
+// runs, and its end exactly once. Called on search threads.
+template <class ProgressT, class DoneT>
+struct Reporting {
+  std::function<void(const ProgressT&)> on_progress;
+  std::function<void(const DoneT&)> on_done;  // exactly once
 };
+
+// A search: progress after each completed iteration.
+using Callbacks = Reporting<Progress, Result>;
 
 // A running analysis. stop() is safe from any thread and idempotent; on_done
 // still runs once, with the best result found so far.

@@ -49,7 +49,7 @@ Expected<PerftReport, Error> run_perft(GameKind game, std::string_view fen, int 
 // full speed.
 template <class Ops, class Stop>
 std::optional<uint64_t> perft_until(const typename Ops::Position& pos, int depth, Stop& stop) {
-  constexpr int kLeafDepth = 5;
+  constexpr int kLeafDepth = 3;  // a few thousand nodes: stop is seen within microseconds
   typename Ops::Position p = pos;
   if (depth <= kLeafDepth) return Ops::perft(p, depth);
   typename Ops::Move list[Ops::Game::kMaxMoves];

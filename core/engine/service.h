@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <variant>
 #include <vector>
 
 #include "common/cpu.h"
@@ -81,11 +82,9 @@ class PreparedPosition {
   PositionInfo info_;
 };
 
-struct PerftCallbacks {
-  // Exactly once, on a search thread: the count, or an error ("cancelled"
-  // after stop(), "deadline_exceeded", "internal").
-  std::function<void(const Expected<PerftReport, Error>&)> on_done;
-};
+// A perft reports no progress; on_done gets the count, or an error
+// ("cancelled" after stop(), "deadline_exceeded", "internal").
+using PerftCallbacks = Reporting<std::monostate, Expected<PerftReport, Error>>;
 
 class Service {
  public:

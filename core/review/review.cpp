@@ -303,7 +303,7 @@ class Reviewing final : public Handle, public std::enable_shared_from_this<Revie
     std::lock_guard lock(progress_mutex_);
     if (done <= progress_reported_) return;
     progress_reported_ = done;
-    if (callbacks_.on_progress) callbacks_.on_progress(done, int(plies_.size()));
+    if (callbacks_.on_progress) callbacks_.on_progress(Progress{done, int(plies_.size())});
   }
 
   void maybe_finish() noexcept {

@@ -78,14 +78,15 @@ struct Review {
   uint64_t nodes = 0;
 };
 
-struct Callbacks {
-  // After each analysed position: how many of how many are done.
-  std::function<void(int done, int total)> on_progress;
-  // Exactly once; Error "cancelled" after stop(), "internal" when a search
-  // failed or something threw (on_progress included). What on_done throws
-  // is swallowed.
-  std::function<void(const Expected<Review, Error>&)> on_done;
+// After each analysed position: how many of how many are done.
+struct Progress {
+  int done = 0, total = 0;
 };
+
+// on_done: exactly once; Error "cancelled" after stop(), "internal" when a
+// search failed or something threw (on_progress included). What on_done
+// throws is swallowed.
+using Callbacks = engine::Reporting<Progress, Expected<Review, Error>>;
 
 class Handle {
  public:

@@ -8,7 +8,7 @@
 // and the limits exactly), then the lower index.
 //
 // No exception leaves a pool task: one thrown by a worker (e.g. out of
-// memory) or by on_iteration stops the search, and the result reports it in
+// memory) or by on_progress stops the search, and the result reports it in
 // engine::Result::error; one thrown by on_done is swallowed (the report has
 // been made; the pool thread must go on).
 #pragma once
@@ -108,7 +108,7 @@ class RootSearch final : public engine::SearchHandle,
     shared_.tt.new_search();
     for (int i = 0; i < threads_; ++i)
       shared_.workers.push_back(std::make_unique<Worker<G>>(shared_, i));
-    shared_.on_iteration = [this](const Worker<G>& main) { report_iteration(main); };
+    shared_.on_progress = [this](const Worker<G>& main) { report_iteration(main); };
     running_.store(threads_, std::memory_order_relaxed);
     std::vector<engine::ThreadPool::Task> tasks;
     auto self = this->shared_from_this();
@@ -196,9 +196,9 @@ class RootSearch final : public engine::SearchHandle,
   // On the main worker, inside its run(): a throwing callback stops the
   // search here rather than unwinding through it.
   void report_iteration(const Worker<G>& main) {
-    if (!callbacks_.on_iteration) return;
+    if (!callbacks_.on_progress) return;
     try {
-      callbacks_.on_iteration(progress_of(main));
+      callbacks_.on_progress(progress_of(main));
     } catch (...) {
       fail(current_exception_text());
     }

@@ -81,7 +81,7 @@ struct Shared {
   std::atomic<bool> stop{false};
   std::vector<std::unique_ptr<Worker<G>>> workers;
   // Called by the main worker after each completed iteration.
-  std::function<void(const Worker<G>&)> on_iteration;
+  std::function<void(const Worker<G>&)> on_progress;
   // Tests only: called by every worker after each iteration it completes,
   // with (worker index, depth); empty otherwise (one test per iteration).
   std::function<void(int, int)> iteration_hook;
@@ -231,7 +231,7 @@ void Worker<G>::run() {
     if (shared_.iteration_hook) shared_.iteration_hook(index_, root_depth_);
     if (index_ != 0) continue;
 
-    if (shared_.on_iteration) shared_.on_iteration(*this);
+    if (shared_.on_progress) shared_.on_progress(*this);
 
     // Mate found at a depth that proves it: no deeper search can improve it
     // (unless the search must run until stopped).

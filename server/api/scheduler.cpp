@@ -64,10 +64,12 @@ void Scheduler::launch(std::vector<std::shared_ptr<Work>> works) {
       w->start();
     } catch (const std::exception& e) {
       spdlog::error("work {} failed to start: {}", w->name(), e.what());
+      if (w->running()) metrics_.job_finished(false, true, 0);
       stop_contained(*w);
       w->done(internal_reply(e.what()));
     } catch (...) {
       spdlog::error("work {} failed to start: an exception of unknown type", w->name());
+      if (w->running()) metrics_.job_finished(false, true, 0);
       stop_contained(*w);
       w->done(internal_reply("an exception of unknown type"));
     }

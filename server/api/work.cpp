@@ -69,7 +69,7 @@ void AnalysisWork::start() {
 
   auto self = shared_from_this();
   engine::Callbacks callbacks;
-  callbacks.on_iteration = [self](const engine::Progress& p) {
+  callbacks.on_progress = [self](const engine::Progress& p) {
     self->progress(encode_progress(p, self->context_));
   };
   callbacks.on_done = [self](const engine::Result& r) {
@@ -157,8 +157,8 @@ void ReviewWork::start() {
   options.limits.deadline = deadline_;
   auto self = shared_from_this();
   review::Callbacks callbacks;
-  callbacks.on_progress = [self](int finished, int total) {
-    self->progress(json{{"ply", finished}, {"plies", total}});
+  callbacks.on_progress = [self](const review::Progress& p) {
+    self->progress(json{{"ply", p.done}, {"plies", p.total}});
     if (Clock::now() >= self->deadline_ && !self->deadline_hit_.exchange(true)) self->stop();
   };
   callbacks.on_done = [self](const Expected<review::Review, Error>& r) {
@@ -234,7 +234,10 @@ PerftWork::PerftWork(std::shared_ptr<ApiCore> core, PerftCall call, Reporter rep
 
 void PerftWork::start() {
   started_ = Clock::now();
-  if (started_ >= deadline_) return done(deadline_reply());
+  if (started_ >= deadline_) {
+    core_->metrics.job_finished(false, true, 0);
+    return done(deadline_reply());
+  }
   auto self = shared_from_this();
   engine::PerftCallbacks callbacks;
   callbacks.on_done = [self](const Expected<PerftReport, Error>& r) {
@@ -246,7 +249,10 @@ void PerftWork::start() {
   };
   auto handle = core_->service.perft_async(call_.game, call_.fen, call_.depth, deadline_,
                                            std::move(callbacks));
-  if (!handle) return done(engine_error(handle.error()));
+  if (!handle) {
+    core_->metrics.job_finished(false, true, 0);
+    return done(engine_error(handle.error()));
+  }
   bool stop_now;
   {
     std::lock_guard lock(mutex_);
@@ -276,6 +282,8 @@ void PerftWork::on_count(const Expected<PerftReport, Error>& r) {
       std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - started_).count();
   spdlog::info("perft {} game={} depth={} outcome={} time_ms={}", name(), game_name(call_.game),
                call_.depth, r ? "done" : r.error().code, us / 1000);
+  const bool cancelled = !r && r.error().code == "cancelled";
+  core_->metrics.job_finished(cancelled, !r && !cancelled, 0);  // perft nodes are not searched
   if (!r) {
     if (r.error().code == "cancelled")
       return done(error_reply(409, "cancelled", "the count was stopped"));

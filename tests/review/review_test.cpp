@@ -53,7 +53,8 @@ Expected<Review, Error> run_review(const std::string& text, GameKind game, int d
   int last_done = 0, last_total = 0;
   std::mutex m;
   Callbacks cb;
-  cb.on_progress = [&](int done, int total) {
+  cb.on_progress = [&](const Progress& p) {
+    const int done = p.done, total = p.total;
     std::lock_guard lock(m);
     EXPECT_GE(done, last_done);
     EXPECT_LE(done, total);
@@ -188,7 +189,7 @@ struct Outcome {
 
 // Reviews `text` on `service` to its end.
 Outcome review_with(engine::Service& service, const std::string& text, const Options& o,
-                    std::function<void(int, int)> on_progress = {}) {
+                    std::function<void(const Progress&)> on_progress = {}) {
   auto games = record::read(text);
   EXPECT_TRUE(games);
   Outcome out;
@@ -358,7 +359,8 @@ TEST(Review, OnProgressThatThrowsFailsTheReviewOnce) {
   Options o;
   o.limits.depth = 4;
   std::atomic<int> calls{0};
-  const Outcome out = review_with(*service, kThirtyMoves, o, [&](int done, int) {
+  const Outcome out = review_with(*service, kThirtyMoves, o, [&](const Progress& p) {
+    const int done = p.done;
     calls.fetch_add(1);
     if (done == 3) throw std::runtime_error("progress sink broken");
   });

@@ -147,7 +147,7 @@ TEST(ChessSearch, StopEndsAnInfiniteSearchWithinMomentsOfWork) {
   std::atomic<bool> finished{false};
   engine::Result result;
   engine::Callbacks cb;
-  cb.on_iteration = [&](const engine::Progress& p) { seen.store(p.nodes); };
+  cb.on_progress = [&](const engine::Progress& p) { seen.store(p.nodes); };
   cb.on_done = [&](const engine::Result& res) {
     result = res;
     finished.store(true);
@@ -264,7 +264,7 @@ TEST(ChessSearchFaults, OnIterationThatThrowsStopsTheSearchWithTheError) {
   DirectSearch<ChessGame> search(1);
   engine::Callbacks cb;
   std::vector<int> depths;
-  cb.on_iteration = [&](const engine::Progress& p) {
+  cb.on_progress = [&](const engine::Progress& p) {
     depths.push_back(p.depth);
     if (p.depth == 3) throw std::runtime_error("client went away");
   };

@@ -247,6 +247,8 @@ TEST(Faults, PerftIsScheduledAndCancellable) {
   Reply counted = perft(*api, {{"depth", 4}});
   ASSERT_EQ(counted.status, 200) << counted.body.dump();
   EXPECT_EQ(counted.body["nodes"], 197281);
+  // Each perft was counted in and out like any work.
+  EXPECT_EQ(metric(*api, "kibitz_jobs_running"), 0);
 }
 
 TEST(Faults, ARunningPerftStopsWhenCancelled) {

@@ -19,7 +19,7 @@ Expected<Analysis, Error> analyze(engine::Service& service,
   auto analysis = std::make_shared<Analysis>();
   auto mutex = std::make_shared<std::mutex>();
   engine::Callbacks cb;
-  cb.on_iteration = [analysis, mutex](const engine::Progress& p) {
+  cb.on_progress = [analysis, mutex](const engine::Progress& p) {
     std::lock_guard lock(*mutex);
     analysis->iterations.push_back(p);
   };
