@@ -33,7 +33,8 @@ struct ServeOptions {
   std::optional<std::string> address, log_level, web_root;
   std::optional<int> port, io_threads, search_threads;
   std::optional<size_t> hash_chess, hash_draughts;
-  int search_nice = 10;
+  int search_nice = 19;
+  std::string search_policy = "nice";  // or "idle" (SCHED_IDLE)
 };
 
 int run_serve(const ServeOptions& o) {
@@ -81,7 +82,7 @@ int run_serve(const ServeOptions& o) {
   // Search threads below the I/O threads: the server answers at once while
   // every core searches.
   so.search_nice = o.search_nice;
-  so.search_idle_policy = true;
+  so.search_idle_policy = o.search_policy == "idle";
   so.on_task_error = [](const std::string& what) {
     spdlog::error("a search thread caught an exception that escaped its task: {}", what);
   };
@@ -132,8 +133,12 @@ Action add_serve_command(CLI::App& app) {
   sub->add_option("--log-level", o->log_level,
                   "trace, debug, info, warn, error, critical or off (default info)");
   sub->add_option("--search-nice", o->search_nice,
-                  "Nice value of the search threads above the I/O threads, 0 = same (default 10)")
+                  "Nice value of the search threads above the I/O threads, 0 = same (default 19)")
       ->check(CLI::Range(0, 19));
+  sub->add_option("--search-policy", o->search_policy,
+                  "nice: the search threads run at --search-nice (default); idle: also under "
+                  "SCHED_IDLE, taking only CPU time nothing else wants")
+      ->check(CLI::IsMember({"nice", "idle"}));
   sub->add_option("--web-root", o->web_root,
                   "Folder of the web page (default <folder of kibitz>/web)");
   sub->footer(

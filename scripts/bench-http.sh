@@ -50,7 +50,9 @@ free_port() {
 }
 
 # --- kibitz -----------------------------------------------------------------
-"$kibitz" serve --port 0 --io-threads "$io_threads" --log-level warn \
+# KIBITZ_SERVE_FLAGS: more flags for kibitz serve, e.g. "--search-policy idle".
+# shellcheck disable=SC2086
+"$kibitz" serve --port 0 --io-threads "$io_threads" --log-level warn ${KIBITZ_SERVE_FLAGS:-} \
   >"$tmp/kibitz.out" 2>"$tmp/kibitz.err" &
 kibitz_pid=$!
 for _ in $(seq 100); do

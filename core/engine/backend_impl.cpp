@@ -102,6 +102,11 @@ class PreparedOf final : public engine::PreparedPosition {
     info_ = std::move(info);
   }
   const typename Ops::Position& position() const { return pos_; }
+  std::optional<std::string> illegal(std::string_view move) const override {
+    auto m = Ops::read_move(pos_, move);
+    if (!m) return m.error();
+    return std::nullopt;
+  }
 
  private:
   typename Ops::Position pos_;

@@ -77,6 +77,9 @@ class PreparedPosition {
  public:
   virtual ~PreparedPosition() = default;
   const PositionInfo& info() const { return info_; }
+  // Whether `move` (UCI or SAN for chess, PDN for draughts) is legal here:
+  // the reason when it is not.
+  virtual std::optional<std::string> illegal(std::string_view move) const = 0;
 
  protected:
   PositionInfo info_;

@@ -214,6 +214,12 @@ Expected<AnalyzeCall, Reply> decode_analyze(const json& body, const Caps& caps,
   if (!pos) return Unexpected(engine_error(pos.error()));
   r.position = *pos;
   call.position = (*pos)->info();
+  // searchmoves are checked here, before any queue: a bad one is the
+  // client's error whatever the load, and in a position without moves too.
+  for (size_t i = 0; i < r.searchmoves.size(); ++i)
+    if (auto why = (*pos)->illegal(r.searchmoves[i]))
+      return Unexpected(
+          error_reply(400, "illegal_move", "searchmoves[" + std::to_string(i) + "]: " + *why));
   if (!r.limits.infinite) {
     // The history is part of the key: the same position reached through
     // other moves may be a repetition, and search differently.

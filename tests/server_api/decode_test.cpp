@@ -91,6 +91,20 @@ TEST_F(Decode, BadFenAndIllegalMoveHaveTheirCodes) {
   error_of({{"game", "draughts"}, {"moves", {"a1-b2"}}}, "illegal_move");
 }
 
+// An illegal searchmove is the client's error before any queue: in a
+// position without moves, as a job, and when the queue is full.
+TEST_F(Decode, IllegalSearchmovesAreRefusedBeforeAnyQueue) {
+  const std::string m = error_of({{"searchmoves", {"e2e4", "a1a1"}}}, "illegal_move");
+  EXPECT_NE(m.find("searchmoves[1]"), std::string::npos) << m;
+  error_of({{"fen", "7k/5Q2/6K1/8/8/8/8/8 b - - 0 1"}, {"searchmoves", {"a1a1"}}}, "illegal_move");
+  Config c = test_config();
+  c.queue_size = 0;
+  auto a = make_api(c, *service);
+  Reply job = a->submit_job({{"limits", {{"depth", 1}}}, {"searchmoves", {"a1a1"}}}, {});
+  EXPECT_EQ(job.status, 400) << job.body.dump();
+  EXPECT_EQ(job.body["error"]["code"], "illegal_move");
+}
+
 TEST_F(Decode, InfiniteIsAllowedOverTheWebSocketOnly) {
   auto promise = std::make_shared<std::promise<Reply>>();
   Reporter cb;
