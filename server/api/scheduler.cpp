@@ -240,8 +240,30 @@ std::vector<std::shared_ptr<Work>> Scheduler::take_yielding() {
 }
 
 // Wakes while work waits, and asks live searches past their slice to stop.
+std::vector<std::shared_ptr<Work>> Scheduler::take_expired() {
+  std::vector<std::shared_ptr<Work>> out;
+  const auto now = engine::Clock::now();
+  for (auto it = queue_.begin(); it != queue_.end();) {
+    if (it->second->queue_deadline > now) {
+      ++it;
+      continue;
+    }
+    auto w = std::move(it->second);
+    it = queue_.erase(it);
+    decrement(queued_by_owner_, w->owner);
+    forget_if_idle(w->owner);
+    w->state_ = Work::State::finished;
+    metrics_.job_dequeued();
+    out.push_back(std::move(w));
+  }
+  if (!out.empty() && queue_.empty() && running_.empty()) idle_.notify_all();
+  return out;
+}
+
+// Wakes every 50 ms while work waits: answers queued work whose deadline
+// has passed (it would otherwise wait for threads that may stay busy), and
+// asks live searches past their slice to stop.
 void Scheduler::run_slicer() {
-  if (live_slice_.count() <= 0) return;
   std::unique_lock lock(mutex_);
   while (!closing_) {
     if (queue_.empty())
@@ -249,10 +271,16 @@ void Scheduler::run_slicer() {
     else
       slicer_wake_.wait_for(lock, std::chrono::milliseconds(50));
     if (closing_) break;
-    auto yielding = take_yielding();
-    if (yielding.empty()) continue;
+    auto expired = take_expired();
+    auto yielding =
+        live_slice_.count() > 0 ? take_yielding() : std::vector<std::shared_ptr<Work>>{};
+    if (expired.empty() && yielding.empty()) continue;
     lock.unlock();
+    for (auto& w : expired)
+      abort_contained(*w, error_reply(503, "deadline_exceeded",
+                                      "the job's deadline passed while it waited in the queue"));
     for (auto& w : yielding) stop_contained(*w);  // reports and calls finished() as usual
+    expired.clear();
     yielding.clear();
     lock.lock();
   }

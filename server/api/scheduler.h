@@ -54,6 +54,8 @@ class Work {
   engine::Priority priority = engine::Priority::interactive;
   std::string owner;  // who asked, for fairness; "" is an owner too
   bool live = false;  // runs until stopped (WebSocket "infinite")
+  // Still queued at this time: answered 503 deadline_exceeded then.
+  engine::Clock::time_point queue_deadline = engine::Clock::time_point::max();
 
  protected:
   // The work has its threads: start it. It must end with done(), possibly
@@ -103,8 +105,9 @@ class Scheduler {  // thread-safe
   // Returns when nothing is queued or running, and no call into the
   // scheduler from a finishing work is still under way.
   void wait_idle();
-  // The live-slice loop: runs on a thread of the owner's (which joins it
-  // before it destroys the scheduler) until close_slicer().
+  // The loop of queue deadlines and live slices: runs on a thread of the
+  // owner's (which joins it before it destroys the scheduler) until
+  // close_slicer().
   void run_slicer();
   void close_slicer();
 
@@ -132,6 +135,8 @@ class Scheduler {  // thread-safe
   std::shared_ptr<Work> evict_for(const Work& work);
   // Running live searches to stop so that the next in line can start.
   std::vector<std::shared_ptr<Work>> take_yielding();
+  // Queued works whose deadline has passed, taken out of the queue.
+  std::vector<std::shared_ptr<Work>> take_expired();
   void slicer();
   int running_of(const std::string& owner) const;
   void forget_if_idle(const std::string& owner);

@@ -40,6 +40,7 @@ AnalysisWork::AnalysisWork(std::shared_ptr<ApiCore> core, AnalyzeCall call, Repo
       core_(std::move(core)),
       call_(std::move(call)),
       deadline_(deadline) {
+  queue_deadline = deadline;
   threads = call_.request.threads;
   priority = call_.request.priority;
   live = call_.request.limits.infinite;
@@ -142,6 +143,7 @@ ReviewWork::ReviewWork(std::shared_ptr<ApiCore> core, AnnotateCall call, Reporte
       core_(std::move(core)),
       call_(std::move(call)),
       deadline_(deadline) {
+  queue_deadline = deadline;
   threads = std::max(1, call_.options.parallel);
   priority = call_.options.priority;
 }
@@ -228,6 +230,7 @@ PerftWork::PerftWork(std::shared_ptr<ApiCore> core, PerftCall call, Reporter rep
       core_(std::move(core)),
       call_(std::move(call)),
       deadline_(deadline) {
+  queue_deadline = deadline;
   threads = 1;
   priority = engine::Priority::interactive;
 }
