@@ -103,14 +103,14 @@ void HttpSession::on_header(beast::error_code ec) {
     return fail_read(http::error::body_limit);
   }
   if (beast::iequals(req[http::field::expect], "100-continue")) {
-    auto text = std::make_shared<std::string>("HTTP/1.1 100 Continue\r\n\r\n");
-    net::async_write(stream_, net::buffer(*text),
-                     [self = shared_from_this(), text](beast::error_code wec, size_t) {
-                       self->contain("write 100", [&] {
-                         if (wec) return self->close();
-                         self->read_body();
-                       });
-                     });
+    auto res = std::make_shared<http::response<http::empty_body>>(http::status::continue_, 11);
+    http::async_write(stream_, *res,
+                      [self = shared_from_this(), res](beast::error_code wec, size_t) {
+                        self->contain("write 100", [&] {
+                          if (wec) return self->close();
+                          self->read_body();
+                        });
+                      });
     return;
   }
   read_body();
@@ -273,7 +273,8 @@ void HttpSession::dispatch_route(Request& req) {
       return reply(std::move(r));
     }
     case Route::metrics: {
-      return send_text(200, "text/plain; version=0.0.4; charset=utf-8", api.metrics().render());
+      return send_body(200, "text/plain; version=0.0.4; charset=utf-8",
+                       std::make_shared<const std::string>(api.metrics().render()));
     }
     case Route::info:
       return reply(api.info());
@@ -326,18 +327,12 @@ void HttpSession::handle_analyze(Request& req, const nlohmann::json& body) {
   }
 #endif
   if (streaming) {
-    // The header goes out with the first line, so an invalid request still
-    // gets a plain JSON error with its status.
-    std::string header =
-        "HTTP/1.1 200 OK\r\nServer: kibitz\r\n"
-        "Content-Type: application/x-ndjson\r\nCache-Control: no-store\r\n";
-    const bool chunked = ex_.version >= 11;
-    if (chunked) header += "Transfer-Encoding: chunked\r\n";
-    if (!chunked) ex_.keep_alive = false;
-    for (auto& [k, v] : ex_.extra) header += k + ": " + v + "\r\n";
-    if (!ex_.keep_alive) header += "Connection: close\r\n";
-    header += "\r\n";
-    ex_.stream.emplace(std::move(header), chunked);
+    // The header goes out with the first line (write_stream), so an invalid
+    // request still gets a plain JSON error with its status. HTTP/1.0 has no
+    // chunks: the end of the connection ends the stream.
+    ex_.chunked = ex_.version >= 11;
+    if (!ex_.chunked) ex_.keep_alive = false;
+    ex_.stream.emplace();
   }
   Reporter cb;
   auto weak = weak_from_this();
@@ -396,26 +391,56 @@ void HttpSession::on_analyze_done(uint64_t seq, Reply r) {
   write_stream();
 }
 
+// One write in flight: the queued lines go out together, after the header
+// when they are the first. A 200 header written by Beast's serializer, then
+// the lines as Beast's chunks (the last chunk with the final line), or raw
+// to an HTTP/1.0 client.
 void HttpSession::write_stream() {
   if (closed_ || !ex_.stream || ex_.stream->writing()) return;
-  auto bytes = std::make_shared<std::string>(ex_.stream->take());
-  if (bytes->empty()) {
-    ex_.stream->finish_write();
-    return;
-  }
-  ex_.stream_bytes += bytes->size();
+  const bool first = !ex_.stream->started();
+  auto batch = ex_.stream->take();
+  if (!batch) return;
+  auto lines = std::make_shared<const NdjsonStream::Batch>(std::move(*batch));
   ex_.answering = true;
   stream_.expires_after(std::chrono::milliseconds(ctx_.config.idle_timeout_ms));
-  net::async_write(stream_, net::buffer(*bytes),
-                   [self = shared_from_this(), bytes](beast::error_code ec, size_t n) {
-                     self->contain("write stream", [&] { self->on_stream_written(ec, n); });
-                   });
+  if (!first) return write_stream_lines(std::move(lines));
+  ex_.stream_head = std::make_unique<StreamHead>();
+  auto& res = ex_.stream_head->res;
+  res.version(ex_.version);
+  res.result(http::status::ok);
+  res.set(http::field::content_type, "application/x-ndjson");
+  res.set(http::field::cache_control, "no-store");
+  if (ex_.chunked) res.chunked(true);
+  const bool keep_alive = ex_.keep_alive && !stopping_;
+  stamp(res, keep_alive);
+  if (!keep_alive) res.set(http::field::connection, "close");
+  http::async_write_header(stream_, ex_.stream_head->sr,
+                           [self = shared_from_this(), lines](beast::error_code ec, size_t n) {
+                             self->contain("write stream", [&] {
+                               self->ex_.stream_head.reset();
+                               if (ec) return self->on_stream_written(ec, n);
+                               self->ex_.stream_bytes += n;
+                               self->write_stream_lines(lines);
+                             });
+                           });
 }
 
-void HttpSession::on_stream_written(beast::error_code ec, size_t) {
+void HttpSession::write_stream_lines(std::shared_ptr<const NdjsonStream::Batch> batch) {
+  auto done = [self = shared_from_this(), batch](beast::error_code ec, size_t n) {
+    self->contain("write stream", [&] { self->on_stream_written(ec, n); });
+  };
+  const auto lines = net::buffer(batch->lines);
+  if (!ex_.chunked) return net::async_write(stream_, lines, std::move(done));
+  if (!batch->last) return net::async_write(stream_, http::make_chunk(lines), std::move(done));
+  net::async_write(stream_, beast::buffers_cat(http::make_chunk(lines), http::make_chunk_last()),
+                   std::move(done));
+}
+
+void HttpSession::on_stream_written(beast::error_code ec, size_t bytes) {
   stream_.expires_never();
   if (!ex_.stream) return;
   ex_.stream->finish_write();
+  ex_.stream_bytes += bytes;
   if (ec) {
     // The client went away mid-stream: stop its search.
     if (ex_.ticket) ex_.ticket->cancel();
@@ -517,8 +542,9 @@ void HttpSession::upgrade(Request&& req) {
 }
 
 void HttpSession::reply(Reply r) {
-  if (r.text) return send_text(r.status, "application/json", *r.text, r.headers);
-  send_text(r.status, "application/json", dump_json(r.body), r.headers);
+  // A cached answer is sent from the cache's own string, not copied.
+  if (!r.text) r.text = std::make_shared<const std::string>(dump_json(r.body));
+  send_body(r.status, "application/json", std::move(r.text), r.headers);
 }
 
 Origin HttpSession::origin() const {
@@ -529,51 +555,53 @@ Origin HttpSession::origin() const {
 
 namespace {
 
+// The header of `res` as Beast's serializer writes it, into `out`.
+template <class Body>
+void serialize_header(http::response<Body>& res, std::string& out) {
+  http::response_serializer<Body> sr{res};
+  sr.split(true);  // stop after the header
+  out.clear();
+  beast::error_code ec;
+  while (!sr.is_header_done()) {
+    sr.next(ec, [&](beast::error_code&, const auto& buffers) {
+      const size_t n = beast::buffer_bytes(buffers);
+      const size_t at = out.size();
+      out.resize(at + n);
+      net::buffer_copy(net::buffer(out.data() + at, n), buffers);
+      sr.consume(n);
+    });
+    if (ec) throw beast::system_error(ec);
+  }
+}
+
 bool header_safe(std::string_view s) { return s.find_first_of("\r\n") == std::string_view::npos; }
 
-void append_header(std::string& out, std::string_view name, std::string_view value) {
-  if (!header_safe(name) || !header_safe(value)) return;  // never split the response
-  out += name;
-  out += ": ";
-  out += value;
-  out += "\r\n";
+// A header from elsewhere (a Reply's, access control's): never one that
+// would split the response.
+template <class Fields>
+void set_header(Fields& fields, std::string_view name, std::string_view value) {
+  if (!name.empty() && header_safe(name) && header_safe(value)) fields.set(name, value);
 }
 
 }  // namespace
 
-// Answers with a body in memory as one buffer, written by one async_write:
-// cheaper than Beast's field container and serializer on the hot path (the
-// JSON answers); Beast's serializer stays for files.
-void HttpSession::send_text(int status, std::string_view content_type, std::string_view body,
-                            const Headers& headers) {
-  ex_.ticket.reset();
-  ex_.slot.reset();
-  const bool keep_alive = ex_.keep_alive && !stopping_;
-  auto out = std::make_shared<std::string>();
-  out->reserve(body.size() + 200);
-  *out += ex_.version == 10 ? "HTTP/1.0 " : "HTTP/1.1 ";
-  *out += std::to_string(status);
-  *out += ' ';
-  const auto reason = http::obsolete_reason(static_cast<http::status>(status));
-  out->append(reason.data(), reason.size());
-  *out += "\r\nServer: kibitz\r\n";
-  append_header(*out, "Content-Type", content_type);
-  for (const auto& [k, v] : headers) append_header(*out, k, v);
-  for (const auto& [k, v] : ex_.extra) append_header(*out, k, v);
-  *out += "Content-Length: ";
-  *out += std::to_string(body.size());
-  *out += "\r\n";
-  if (ex_.version >= 11 && !keep_alive) *out += "Connection: close\r\n";
-  if (ex_.version == 10 && keep_alive) *out += "Connection: keep-alive\r\n";
-  *out += "\r\n";
-  if (ex_.method != "HEAD") *out += body;
-  ex_.answering = true;
-  stream_.expires_after(std::chrono::milliseconds(ctx_.config.idle_timeout_ms));
-  net::async_write(
-      stream_, net::buffer(*out),
-      [self = shared_from_this(), out, keep_alive, status](beast::error_code ec, size_t n) {
-        self->contain("write", [&] { self->on_written(ec, n, !keep_alive, status); });
-      });
+void HttpSession::send_body(int status, std::string_view content_type,
+                            std::shared_ptr<const std::string> body, const Headers& headers) {
+  const auto set_fields = [&](auto& res) {
+    res.set(http::field::content_type, content_type);
+    for (const auto& [k, v] : headers) set_header(res, k, v);
+    res.content_length(body->size());
+  };
+  if (ex_.method == "HEAD") {  // the header of the GET, without its body
+    http::response<http::empty_body> res{static_cast<http::status>(status), ex_.version};
+    set_fields(res);
+    return send(std::move(res));
+  }
+  // The body views the string, kept alive by send() until it is written.
+  http::response<http::span_body<const char>> res{static_cast<http::status>(status), ex_.version};
+  set_fields(res);
+  res.body() = {body->data(), body->size()};
+  send(std::move(res), std::move(body));
 }
 
 void HttpSession::reply_error(int status, std::string code, std::string message, Headers headers) {
@@ -585,25 +613,43 @@ void HttpSession::reply_error(int status, std::string code, std::string message,
 template <class Message>
 void HttpSession::stamp(Message& res, bool keep_alive) {
   res.set(http::field::server, "kibitz");
-  for (auto& [k, v] : ex_.extra) res.set(k, v);
+  for (auto& [k, v] : ex_.extra) set_header(res, k, v);
   res.keep_alive(keep_alive);
 }
 
+// A body in memory (or none) goes out in one write of two buffers: the
+// header, made by Beast's serializer into a buffer the session reuses, and
+// the body where it already is. Cheaper than http::async_write, whose
+// buffer sequences are walked again on every step; a file body is streamed
+// by http::async_write.
 template <class Body>
-void HttpSession::send(http::response<Body>&& res) {
+void HttpSession::send(http::response<Body>&& res, std::shared_ptr<const void> keep) {
   ex_.ticket.reset();
   ex_.slot.reset();
-  const bool keep_alive = ex_.keep_alive && !stopping_;
-  stamp(res, keep_alive);
-  res.prepare_payload();
+  stamp(res, ex_.keep_alive && !stopping_);
   const int status = static_cast<int>(res.result_int());
-  auto msg = std::make_shared<http::response<Body>>(std::move(res));
   ex_.answering = true;
   stream_.expires_after(std::chrono::milliseconds(ctx_.config.idle_timeout_ms));
-  http::async_write(
-      stream_, *msg, [self = shared_from_this(), msg, status](beast::error_code ec, size_t n) {
-        self->contain("write", [&] { self->on_written(ec, n, msg->need_eof(), status); });
-      });
+  if constexpr (std::is_same_v<Body, http::empty_body> ||
+                std::is_same_v<Body, http::span_body<const char>>) {
+    serialize_header(res, head_);
+    net::const_buffer body;
+    if constexpr (!std::is_same_v<Body, http::empty_body>) body = net::buffer(res.body());
+    const std::array<net::const_buffer, 2> buffers{net::buffer(head_), body};
+    net::async_write(stream_, buffers,
+                     [self = shared_from_this(), keep = std::move(keep), close = res.need_eof(),
+                      status](beast::error_code ec, size_t n) {
+                       self->contain("write", [&] { self->on_written(ec, n, close, status); });
+                     });
+  } else {
+    auto msg = std::make_shared<http::response<Body>>(std::move(res));
+    http::async_write(stream_, *msg,
+                      [self = shared_from_this(), msg, keep = std::move(keep), status](
+                          beast::error_code ec, size_t n) {
+                        self->contain("write",
+                                      [&] { self->on_written(ec, n, msg->need_eof(), status); });
+                      });
+  }
 }
 
 void HttpSession::on_written(beast::error_code ec, size_t bytes, bool close_after, int status) {

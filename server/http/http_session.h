@@ -1,7 +1,9 @@
 // One HTTP/1.1 connection: reads a request (with timeouts and size caps),
 // routes it to the Api, writes the answer, and repeats while keep-alive
 // holds. Requests are handled one at a time, so one write is in flight at
-// most; a streamed NDJSON answer queues a bounded number of lines. A
+// most; a streamed NDJSON answer queues a bounded number of lines. Every
+// response is an http::response written by Beast's serializer (a streamed
+// one: its header by a response_serializer, then Beast's chunks). A
 // WebSocket upgrade on /v1/ws hands the socket to a WsSession.
 #pragma once
 
@@ -44,6 +46,12 @@ class HttpSession : public Session, public std::enable_shared_from_this<HttpSess
   using Request = http::request<http::string_body>;
   using Headers = std::vector<std::pair<std::string, std::string>>;
 
+  // The header of a streamed answer and its serializer, which refers to it.
+  struct StreamHead {
+    http::response<http::empty_body> res;
+    http::response_serializer<http::empty_body> sr{res};
+  };
+
   // The request being answered.
   struct Exchange {
     uint64_t seq = 0;
@@ -59,6 +67,8 @@ class HttpSession : public Session, public std::enable_shared_from_this<HttpSess
     std::shared_ptr<Ticket> ticket;
     std::shared_ptr<void> slot;  // the search slot held while analysing
     std::optional<NdjsonStream> stream;
+    std::unique_ptr<StreamHead> stream_head;  // while its header is written
+    bool chunked = false;                     // the stream's lines as HTTP/1.1 chunks
     uint64_t stream_bytes = 0;
     bool watching = false;   // waiting for the client to hang up
     bool answering = false;  // a write of the answer has started
@@ -79,6 +89,7 @@ class HttpSession : public Session, public std::enable_shared_from_this<HttpSess
   void on_analyze_done(uint64_t seq, Reply reply);
   void on_stream_info(uint64_t seq, std::string line);
   void write_stream();
+  void write_stream_lines(std::shared_ptr<const NdjsonStream::Batch> batch);
   void on_stream_written(beast::error_code ec, size_t bytes);
   void watch_disconnect();
   void on_readable(uint64_t seq, beast::error_code ec);
@@ -87,9 +98,13 @@ class HttpSession : public Session, public std::enable_shared_from_this<HttpSess
   Origin origin() const;  // who asks: for the scheduler's fairness
   void reply(Reply r);
   void reply_error(int status, std::string code, std::string message, Headers headers = {});
+  // Writes `res` as it is (its length set by the caller; no
+  // prepare_payload). `keep` holds what the body points into until the
+  // write completes.
   template <class Body>
-  void send(http::response<Body>&& res);
-  void send_text(int status, std::string_view content_type, std::string_view body,
+  void send(http::response<Body>&& res, std::shared_ptr<const void> keep = nullptr);
+  // A body in memory, not copied: HEAD gets the header alone.
+  void send_body(int status, std::string_view content_type, std::shared_ptr<const std::string> body,
                  const Headers& headers = {});
   void on_written(beast::error_code ec, size_t bytes, bool close, int status);
   void finish_exchange(int status, uint64_t bytes);
@@ -109,6 +124,7 @@ class HttpSession : public Session, public std::enable_shared_from_this<HttpSess
   std::string ip_;
   uint64_t seq_ = 0;
   Exchange ex_;
+  std::string head_;       // the header being written (one write at a time)
   bool busy_ = false;      // a request is being answered
   bool peer_eof_ = false;  // the client sends nothing more (it may still read)
   bool stopping_ = false;

@@ -1,5 +1,5 @@
 // The bounded queues of the transport: WebSocket updates coalesce per
-// search while finals are kept; NDJSON lines are framed as chunks and a
+// search while finals are kept; NDJSON lines wait one write at a time and a
 // slow client keeps only the newest iterations.
 #include <gtest/gtest.h>
 
@@ -53,22 +53,33 @@ TEST(WsOutbox, DropForgetsAReplacedSearchButNotOthers) {
   EXPECT_EQ(order, (std::vector<std::string>{"b-best", "new"}));
 }
 
-TEST(NdjsonStream, ChunksLinesAndEndsWithTheFinal) {
-  NdjsonStream s("H\r\n\r\n", true);
+TEST(NdjsonStream, OneWriteAtATimeNewestLinesAndTheFinal) {
+  NdjsonStream s;
+  EXPECT_FALSE(s.take());  // nothing queued
+  EXPECT_FALSE(s.started());
   s.push_update("{\"depth\":1}\n");
-  EXPECT_EQ(s.take(), "H\r\n\r\nc\r\n{\"depth\":1}\n\r\n");
+  auto first = s.take();
+  ASSERT_TRUE(first);
+  EXPECT_EQ(first->lines, "{\"depth\":1}\n");
+  EXPECT_FALSE(first->last);
+  EXPECT_TRUE(s.started());
   // While that is written, a slow client's iterations pile up: only the
   // newest few are kept.
   for (int d = 2; d <= 20; ++d) s.push_update("{\"depth\":" + std::to_string(d) + "}\n");
   s.push_final("{\"final\":1}\n");
-  EXPECT_EQ(s.take(), "");  // one write at a time
+  EXPECT_FALSE(s.take());  // one write at a time
   s.finish_write();
-  const std::string rest = s.take();
-  EXPECT_EQ(rest.find("\"depth\":16"), std::string::npos);
-  EXPECT_NE(rest.find("\"depth\":17"), std::string::npos);
-  EXPECT_NE(rest.find("\"depth\":20"), std::string::npos);
-  EXPECT_TRUE(rest.ends_with("{\"final\":1}\n\r\n0\r\n\r\n"));
+  const auto rest = s.take();
+  ASSERT_TRUE(rest);
+  EXPECT_EQ(rest->lines.find("\"depth\":16"), std::string::npos);
+  EXPECT_NE(rest->lines.find("\"depth\":17"), std::string::npos);
+  EXPECT_NE(rest->lines.find("\"depth\":20"), std::string::npos);
+  EXPECT_TRUE(rest->lines.ends_with("{\"final\":1}\n"));
+  EXPECT_TRUE(rest->last);
   EXPECT_TRUE(s.ended());
+  s.finish_write();
+  s.push_update("{\"late\":1}\n");  // after the final: nothing more
+  EXPECT_FALSE(s.take());
 }
 
 TEST(Router, TemplatesMethodsAndIds) {
