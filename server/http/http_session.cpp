@@ -170,7 +170,9 @@ void HttpSession::handle(Request&& req) {
   ex_.method = std::string(sv(req.method_string()));
   ex_.target = std::string(sv(req.target()));
   ex_.version = req.version();
-  ex_.keep_alive = req.keep_alive() && !stopping_;
+  // A connection accepted after shutdown walked the sessions is answered
+  // once and closed too.
+  ex_.keep_alive = req.keep_alive() && !stopping_ && !ctx_.stopping;
   if (ex_.target == "*" && req.method() == http::verb::options) {  // OPTIONS *: the server
     http::response<http::empty_body> res{http::status::no_content, ex_.version};
     res.set(http::field::allow, "GET, HEAD, POST, DELETE, OPTIONS");
@@ -536,9 +538,12 @@ void HttpSession::upgrade(Request&& req) {
   busy_ = false;
   closed_ = true;  // the socket now belongs to the WebSocket session
   self_.reset();   // nothing more to answer here; the caller holds a reference
-  ctx_.sessions.remove(this);
+  // The WebSocket session is registered before this one leaves the
+  // registry: shutdown, waiting for the registry to empty, never sees a
+  // moment without the connection and stops the I/O threads under it.
   std::make_shared<WsSession>(std::move(stream_), ctx_, ip_, ex_.key_id, std::move(ex_.extra))
       ->start(std::move(req));
+  ctx_.sessions.remove(this);
 }
 
 void HttpSession::reply(Reply r) {

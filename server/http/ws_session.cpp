@@ -60,6 +60,11 @@ void WsSession::on_accept(beast::error_code ec) {
   }
   open_ = true;
   ctx_.api.metrics().ws_connection_opened();
+  // A close asked for while the handshake was going on (shutdown began, or
+  // a failure) goes out now that the connection is open: never dropped
+  // without a close frame.
+  if (pending_close_) return send_close(*pending_close_);
+  // A session started after shutdown walked the sessions closes itself.
   if (ctx_.stopping) return close_with(websocket::close_code::going_away, "shutting down");
   read();
 }
@@ -334,9 +339,16 @@ void WsSession::close_with(websocket::close_code code, const char* reason) {
   if (closing_) return;
   closing_ = true;
   cancel_all();
-  if (!open_) return;
-  ws_.async_close(websocket::close_reason(code, reason),
-                  [self = shared_from_this()](beast::error_code) {});
+  // In the handshake: the close frame follows it (on_accept).
+  if (!open_) {
+    pending_close_ = websocket::close_reason(code, reason);
+    return;
+  }
+  send_close(websocket::close_reason(code, reason));
+}
+
+void WsSession::send_close(const websocket::close_reason& reason) {
+  ws_.async_close(reason, [self = shared_from_this()](beast::error_code) {});
 }
 
 }  // namespace kibitz::server

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -69,6 +70,7 @@ class WsSession : public Session, public std::enable_shared_from_this<WsSession>
   void cancel_all();
   void on_exception(const char* where, const char* what) noexcept;
   void close_with(websocket::close_code code, const char* reason);
+  void send_close(const websocket::close_reason& reason);
   bool take_token();
 
   ServerContext& ctx_;
@@ -84,6 +86,8 @@ class WsSession : public Session, public std::enable_shared_from_this<WsSession>
   bool open_ = false;           // handshake done, counted in metrics
   bool reading_ = false;        // a read is pending
   bool closing_ = false;        // a close was started or the peer is gone
+  // A close asked for before the handshake was done, sent after it.
+  std::optional<websocket::close_reason> pending_close_;
   // Token bucket on incoming messages.
   double tokens_ = 0;
   SteadyClock::time_point refilled_;

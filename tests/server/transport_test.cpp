@@ -3,7 +3,8 @@
 // Beast client. A request whose handler throws gets 500 internal and a log
 // line naming its route; a WebSocket message whose handling throws gets an
 // `internal` error for its id; the connection, the server and the process
-// go on.
+// go on. And a WebSocket whose handshake is still being written when
+// shutdown reaches it is closed with 1001, never dropped.
 #include <gtest/gtest.h>
 #include <spdlog/sinks/ostream_sink.h>
 #include <spdlog/spdlog.h>
@@ -13,6 +14,7 @@
 #include <boost/asio/connect.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/read.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/websocket.hpp>
@@ -27,6 +29,7 @@
 #include "server/api/api.h"
 #include "server/api/metrics.h"
 #include "server/http/server.h"
+#include "server/http/ws_session.h"
 
 namespace kibitz::server {
 namespace {
@@ -224,6 +227,78 @@ TEST_F(TransportExceptions, AThrowingWebSocketMessageGetsAnInternalErrorForItsId
   ws.close(websocket::close_code::normal);
   const std::string log = log_.text();
   EXPECT_NE(log.find("(message id boom)"), std::string::npos) << log;
+}
+
+// Shutdown and a WebSocket upgrade at the same moment (server.restarts
+// found it: 1006 instead of 1001). The seam: the session's own socket,
+// whose send buffer is filled first so that the handshake's 101 cannot be
+// written, as on a loaded machine. Shutdown then reaches the session in
+// the middle of its handshake, in that order every time; once the client
+// reads, the 101 must be followed by a close frame 1001. Also a session
+// started after shutdown walked the sessions (it never gets shutdown()).
+TEST(WebSocketShutdown, AnUpgradeMeetingShutdownIsClosedWith1001) {
+  using Acceptor = net::basic_socket_acceptor<tcp, Executor>;
+  for (int round = 0; round < 10; ++round) {
+    const bool walked = round % 2 == 0;  // shutdown() reaches the session, or it starts late
+    SCOPED_TRACE(walked ? "shutdown during the handshake" : "started after shutdown began");
+    Config config;
+    ThrowingApi api(config);
+    ServerContext ctx(api, nullptr, config);
+    net::io_context ioc(1);
+    Acceptor acceptor(ioc.get_executor(), {net::ip::make_address("127.0.0.1"), 0});
+    tcp::socket client(ioc);
+    client.open(tcp::v4());
+    client.set_option(net::socket_base::receive_buffer_size(4096));
+    const timeval timeout{30, 0};  // a missing answer fails the test, never hangs it
+    ASSERT_EQ(setsockopt(client.native_handle(), SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout),
+              0);
+    client.connect(acceptor.local_endpoint());
+    Socket server_side = acceptor.accept();
+    server_side.set_option(net::socket_base::send_buffer_size(4096));
+    // Fill the way to the client: the handshake's answer waits behind this.
+    server_side.non_blocking(true);
+    const std::string junk(4096, 'j');
+    size_t queued = 0;
+    for (beast::error_code ec; !ec;) queued += server_side.write_some(net::buffer(junk), ec);
+    server_side.non_blocking(false);
+
+    http::request<http::string_body> req{http::verb::get, "/v1/ws", 11};
+    req.set(http::field::host, "localhost");
+    req.set(http::field::upgrade, "websocket");
+    req.set(http::field::connection, "Upgrade");
+    req.set(http::field::sec_websocket_key, "dGhlIHNhbXBsZSBub25jZQ==");
+    req.set(http::field::sec_websocket_version, "13");
+    if (!walked) ctx.stopping = true;
+    std::make_shared<WsSession>(Stream(std::move(server_side)), ctx, "127.0.0.1", "",
+                                WsSession::Headers{})
+        ->start(std::move(req));  // the session now lives on its own operations
+    if (walked) {                 // as Server::run does
+      ctx.stopping = true;
+      ctx.sessions.for_each([](Session& s) { s.shutdown(); });
+    }
+    ioc.poll();  // the shutdown runs; the handshake is still waiting to be written
+    EXPECT_EQ(ctx.sessions.size(), 1u);
+
+    // Joined on every way out, a failed read's exception too.
+    std::jthread io([&] { ioc.run_for(std::chrono::seconds(30)); });
+    std::string got(queued, '\0');
+    net::read(client, net::buffer(got));
+    beast::flat_buffer buffer;
+    http::response<http::empty_body> res;
+    http::read(client, buffer, res);
+    EXPECT_EQ(res.result(), http::status::switching_protocols);
+    // The close frame: FIN + opcode 8, unmasked, then the code.
+    while (buffer.size() < 4) {
+      auto more = buffer.prepare(64);
+      buffer.commit(client.read_some(more));
+    }
+    const auto* frame = static_cast<const unsigned char*>(buffer.data().data());
+    EXPECT_EQ(frame[0], 0x88);
+    EXPECT_EQ(frame[2] << 8 | frame[3], 1001);
+    client.close();
+    io.join();
+    EXPECT_EQ(ctx.sessions.size(), 0u);
+  }
 }
 
 }  // namespace
