@@ -569,10 +569,13 @@ void serialize_header(http::response<Body>& res, std::string& out) {
   beast::error_code ec;
   while (!sr.is_header_done()) {
     sr.next(ec, [&](beast::error_code&, const auto& buffers) {
-      const size_t n = beast::buffer_bytes(buffers);
-      const size_t at = out.size();
-      out.resize(at + n);
-      net::buffer_copy(net::buffer(out.data() + at, n), buffers);
+      size_t n = 0;  // one walk over the serializer's buffer sequence
+      for (auto it = net::buffer_sequence_begin(buffers); it != net::buffer_sequence_end(buffers);
+           ++it) {
+        const net::const_buffer b = *it;
+        out.append(static_cast<const char*>(b.data()), b.size());
+        n += b.size();
+      }
       sr.consume(n);
     });
     if (ec) throw beast::system_error(ec);
