@@ -365,6 +365,11 @@ void Scheduler::wait_idle() {
   idle_.wait(lock, [this] { return queue_.empty() && running_.empty() && finishing_ == 0; });
 }
 
+bool Scheduler::shutting_down() const {
+  std::lock_guard lock(mutex_);
+  return shutting_down_;
+}
+
 size_t Scheduler::queued() const {
   std::lock_guard lock(mutex_);
   return queue_.size();

@@ -112,6 +112,7 @@ class Scheduler {  // thread-safe
   void close_slicer();
 
   int capacity() const { return capacity_; }
+  bool shutting_down() const;
   size_t queued() const;
   size_t running() const;
 

@@ -218,7 +218,10 @@ void ReviewWork::on_review(const Expected<review::Review, Error>& r) {
               game_name(call_.game), call_.plies, ms,
               deadline_hit_ ? "deadline_exceeded" : r.error().code, r.error().message);
   if (deadline_hit_) return done(deadline_reply());
-  if (cancelled) return done(error_reply(409, "cancelled", "the review was stopped"));
+  if (cancelled)
+    return done(core_->scheduler.shutting_down()
+                    ? error_reply(503, "shutting_down", "the server is shutting down")
+                    : error_reply(409, "cancelled", "the review was stopped"));
   done(engine_error(r.error()));
 }
 
@@ -289,7 +292,9 @@ void PerftWork::on_count(const Expected<PerftReport, Error>& r) {
   core_->metrics.job_finished(cancelled, !r && !cancelled, 0);  // perft nodes are not searched
   if (!r) {
     if (r.error().code == "cancelled")
-      return done(error_reply(409, "cancelled", "the count was stopped"));
+      return done(core_->scheduler.shutting_down()
+                      ? error_reply(503, "shutting_down", "the server is shutting down")
+                      : error_reply(409, "cancelled", "the count was stopped"));
     if (r.error().code == "deadline_exceeded") return done(deadline_reply());
     return done(engine_error(r.error()));
   }
