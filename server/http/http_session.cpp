@@ -1,6 +1,8 @@
 #include "http_session.h"
 
 #include <spdlog/spdlog.h>
+#include <mutex>
+#include <optional>
 
 #include <boost/asio/write.hpp>
 #include <boost/beast/http/file_body.hpp>
@@ -350,20 +352,36 @@ void HttpSession::handle_analyze(Request& req, const nlohmann::json& body) {
   }
   // An answer that comes at once (a cached result, an invalid request) is
   // sent from here, without a trip through the strand's queue.
-  auto inline_answer = std::make_shared<std::optional<Reply>>();
-  auto answering = std::make_shared<std::atomic<bool>>(true);
-  cb.on_done = [weak, gate, seq, inline_answer, answering](Reply r) {
-    if (answering->load(std::memory_order_acquire)) {
-      *inline_answer = std::move(r);
-      return;
+  // (A search thread may answer while analyze() is still returning: the
+  // mutex decides whether that answer is taken here or posted.) A stream's
+  // final line is always posted: a search that ends before analyze()
+  // returns has posted its iterations first, and they go out before it.
+  struct Inline {
+    std::mutex mutex;
+    bool open = true;
+    std::optional<Reply> reply;
+  };
+  auto inline_answer = std::make_shared<Inline>();
+  cb.on_done = [weak, gate, seq, inline_answer, streaming](Reply r) {
+    if (!streaming) {
+      std::lock_guard lock(inline_answer->mutex);
+      if (inline_answer->open) {
+        inline_answer->reply = std::move(r);
+        return;
+      }
     }
     post_to(weak, gate, [seq, r = std::move(r)](HttpSession& s) mutable {
       s.on_analyze_done(seq, std::move(r));
     });
   };
   ex_.ticket = ctx_.api.analyze(body, origin(), std::move(cb));
-  answering->store(false, std::memory_order_release);
-  if (*inline_answer) return on_analyze_done(seq, std::move(**inline_answer));
+  std::optional<Reply> now;
+  {
+    std::lock_guard lock(inline_answer->mutex);
+    inline_answer->open = false;
+    now = std::move(inline_answer->reply);
+  }
+  if (now) return on_analyze_done(seq, std::move(*now));
   // A cached or invalid request has already posted its answer, which runs
   // before this: only a real search is watched for the client hanging up.
   net::post(stream_.get_executor(), [self = shared_from_this(), seq] {

@@ -25,6 +25,7 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "server/api/api.h"
 #include "server/api/metrics.h"
@@ -45,13 +46,16 @@ struct NoTicket : Ticket {
   void cancel() override {}
 };
 
-// Answers analyses at once; throws from info(), and from analyze() when the
-// request has "throw": true.
+// Answers analyses at once, before analyze() returns (after "progress": n
+// iterations, also reported at once); throws from info(), and from
+// analyze() when the request has "throw": true.
 class ThrowingApi : public Api {
  public:
   explicit ThrowingApi(Config c) : config_(std::move(c)) {}
   std::shared_ptr<Ticket> analyze(const json& request, const Origin&, Reporter r) override {
     if (request.value("throw", false)) throw std::runtime_error("injected analyze failure");
+    for (int depth = 1; depth <= request.value("progress", 0); ++depth)
+      if (r.on_progress) r.on_progress({{"depth", depth}});
     Reply reply;
     reply.body = {{"bestmove", "e2e4"}, {"stopped", false}};
     r.on_done(std::move(reply));
@@ -196,6 +200,33 @@ TEST_F(TransportExceptions, AThrowingRequestHandlerGetsA500AndTheServerGoesOn) {
   EXPECT_NE(log.find("route /v1/info"), std::string::npos) << log;
   EXPECT_NE(log.find("injected info failure"), std::string::npos) << log;
   EXPECT_NE(log.find("route /v1/perft"), std::string::npos) << log;
+}
+
+// A streamed analysis that ends before analyze() returns (a search thread
+// quicker than the I/O thread) still streams its iterations, before its
+// final line: none is dropped for coming after the final.
+TEST_F(TransportExceptions, AStreamEndingBeforeAnalyzeReturnsKeepsItsIterations) {
+  auto s = connect();
+  http::request<http::string_body> req{http::verb::post, "/v1/analyze", 11};
+  req.set(http::field::host, "localhost");
+  req.set(http::field::accept, "application/x-ndjson");
+  req.body() = R"({"progress": 3})";
+  req.prepare_payload();
+  for (int round = 0; round < 3; ++round) {  // and the connection goes on
+    http::write(s, req);
+    beast::flat_buffer buffer;
+    http::response<http::string_body> res;
+    await([&](auto done) { http::async_read(s, buffer, res, done); });
+    EXPECT_EQ(res.result_int(), 200u);
+    EXPECT_EQ(res[http::field::content_type], "application/x-ndjson");
+    EXPECT_TRUE(res.chunked());
+    std::vector<json> lines;
+    std::istringstream body(res.body());
+    for (std::string line; std::getline(body, line);) lines.push_back(json::parse(line));
+    ASSERT_EQ(lines.size(), 4u) << res.body();
+    for (int depth = 1; depth <= 3; ++depth) EXPECT_EQ(lines[depth - 1]["depth"], depth);
+    EXPECT_EQ(lines[3]["bestmove"], "e2e4");
+  }
 }
 
 TEST_F(TransportExceptions, AThrowingWebSocketMessageGetsAnInternalErrorForItsId) {
