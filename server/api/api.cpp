@@ -72,6 +72,11 @@ class ApiImpl final : public Api {
         metrics_(core_->metrics),
         caps_{core_->config, threads_cap(config, service)},
         jobs_(config.max_jobs, std::chrono::seconds(config.job_retention_s)) {
+    // spdlog's registry is made on first use. Make it here, on one thread,
+    // rather than on two search threads logging their first lines at once:
+    // libspdlog is not built with ThreadSanitizer, which then cannot see the
+    // guard of that first use and reports a race.
+    (void)spdlog::default_logger_raw();
     std::weak_ptr<ApiCore> weak_core = core_;
     engine::Service* svc = &service;
     metrics_.set_gauge_source([svc, weak_core] {
