@@ -112,6 +112,23 @@ class PreparedOf final : public engine::PreparedPosition {
   typename Ops::Position pos_;
 };
 
+// The history that matters for repetitions: the keys of the positions
+// since the last irreversible move (chess: the 50-move counter; draughts:
+// all of them, its draw rules count several things), order aside.
+template <class Ops>
+uint64_t history_key(const typename Ops::Position& pos, std::vector<uint64_t> keys) {
+  size_t window = keys.size();
+  if constexpr (Ops::kKind == GameKind::chess) window = std::min(window, size_t(pos.rule50()));
+  keys.erase(keys.begin(), keys.end() - std::ptrdiff_t(window));
+  std::sort(keys.begin(), keys.end());
+  uint64_t h = 0x9e3779b97f4a7c15ull ^ keys.size();
+  for (uint64_t k : keys) {
+    h ^= k + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+    h *= 0xff51afd7ed558ccdull;
+  }
+  return h;
+}
+
 // Calls f.template operator()<Ops>() for the game's ops.
 template <class F>
 decltype(auto) with_game(GameKind game, F&& f) {
@@ -319,23 +336,6 @@ class ServiceImpl final : public engine::Service {
         *pos, std::move(root_moves), req, table(Ops::kKind), std::move(callbacks), pos->fen());
     job->start(pool_, next_group_.fetch_add(1, std::memory_order_relaxed));
     return std::shared_ptr<engine::SearchHandle>(job);
-  }
-
-  // The history that matters for repetitions: the keys of the positions
-  // since the last irreversible move (chess: the 50-move counter; draughts:
-  // all of them, its draw rules count several things), order aside.
-  template <class Ops>
-  static uint64_t history_key(const typename Ops::Position& pos, std::vector<uint64_t> keys) {
-    size_t window = keys.size();
-    if constexpr (Ops::kKind == GameKind::chess) window = std::min(window, size_t(pos.rule50()));
-    keys.erase(keys.begin(), keys.end() - std::ptrdiff_t(window));
-    std::sort(keys.begin(), keys.end());
-    uint64_t h = 0x9e3779b97f4a7c15ull ^ keys.size();
-    for (uint64_t k : keys) {
-      h ^= k + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
-      h *= 0xff51afd7ed558ccdull;
-    }
-    return h;
   }
 
   tt::Table tables_[2];  // [chess, draughts]; declared before the pool, destroyed after it
