@@ -1,5 +1,7 @@
 #include "engine/thread_pool.h"
 
+#include "common/contain.h"
+
 #include <sched.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -61,13 +63,9 @@ void* ThreadPool::entry(void* self) {
 }
 
 void ThreadPool::run_contained(std::function<void()>& f) {
-  try {
-    f();
-  } catch (const std::exception& e) {
-    if (options_.on_task_error) options_.on_task_error(e.what());
-  } catch (...) {
-    if (options_.on_task_error) options_.on_task_error("an exception of unknown type");
-  }
+  contained(f, [this](const std::string& what) {
+    if (options_.on_task_error) options_.on_task_error(what);
+  });
 }
 
 void ThreadPool::loop() {

@@ -1,5 +1,7 @@
 #include "review/review.h"
 
+#include "common/contain.h"
+
 #include <algorithm>
 #include <cmath>
 #include <condition_variable>
@@ -61,17 +63,6 @@ std::string eval_text(const engine::Score& white_view, GameKind game) {
   std::snprintf(buf, sizeof buf, "%.2f", white_view.value / 100.0);
   (void)game;
   return buf;
-}
-
-// The text of the exception being handled.
-std::string exception_text() {
-  try {
-    throw;
-  } catch (const std::exception& e) {
-    return e.what();
-  } catch (...) {
-    return "unknown exception";
-  }
 }
 
 // The review of one game as it runs.
@@ -216,7 +207,7 @@ class Reviewing final : public Handle, public std::enable_shared_from_this<Revie
           std::lock_guard lock(mutex_);
           outstanding_.erase(serial);  // a result that comes anyway is ignored
         }
-        fail(Error{"internal", exception_text()});
+        fail(Error{"internal", current_exception_text()});
         return;
       }
     }
@@ -240,13 +231,13 @@ class Reviewing final : public Handle, public std::enable_shared_from_this<Revie
       else if (!cancelled_)
         done = record_result(task, r);
     } catch (...) {
-      failure = Error{"internal", exception_text()};
+      failure = Error{"internal", current_exception_text()};
     }
     if (failure) return fail(std::move(*failure));
     try {
       if (done >= 0) report_progress(done);
     } catch (...) {  // on_progress threw
-      return fail(Error{"internal", exception_text()});
+      return fail(Error{"internal", current_exception_text()});
     }
     pump();
   }
@@ -327,7 +318,7 @@ class Reviewing final : public Handle, public std::enable_shared_from_this<Revie
         outcome.emplace(build());
       }
     } catch (...) {
-      outcome.emplace(Unexpected(Error{"internal", exception_text()}));
+      outcome.emplace(Unexpected(Error{"internal", current_exception_text()}));
     }
     try {
       if (callbacks_.on_done) callbacks_.on_done(*outcome);

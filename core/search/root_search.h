@@ -21,6 +21,7 @@
 #include <optional>
 #include <string>
 
+#include "common/contain.h"
 #include "engine/analysis.h"
 #include "engine/thread_pool.h"
 #include "search/search.h"
@@ -51,17 +52,6 @@ engine::Line make_line(const typename G::Position& root, const RootMove<G>& rm, 
   line.depth = depth;
   line.seldepth = rm.sel_depth;
   return line;
-}
-
-// The text of the exception being handled, for Result::error.
-inline std::string current_exception_text() {
-  try {
-    throw;
-  } catch (const std::exception& e) {
-    return e.what();
-  } catch (...) {
-    return "unknown exception";
-  }
 }
 
 template <Game G>

@@ -5,6 +5,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "common/contain.h"
+
 namespace kibitz::server {
 
 Scheduler::Scheduler(int capacity, size_t queue_size, Metrics& metrics,
@@ -21,13 +23,13 @@ bool Work::deliver(Reply reply) {
   if (reported_.exchange(true, std::memory_order_acq_rel)) return false;
   // on_progress stays: a search thread may be reading it right now.
   auto on_done = std::move(reporter_.on_done);
-  try {
-    if (on_done) on_done(std::move(reply));
-  } catch (const std::exception& e) {
-    spdlog::error("work {}: the receiver of its answer threw: {}", name_, e.what());
-  } catch (...) {
-    spdlog::error("work {}: the receiver of its answer threw", name_);
-  }
+  contained(
+      [&] {
+        if (on_done) on_done(std::move(reply));
+      },
+      [&](const std::string& what) {
+        spdlog::error("work {}: the receiver of its answer threw: {}", name_, what);
+      });
   return true;
 }
 
@@ -39,13 +41,10 @@ void Work::done(Reply reply) {
 
 void Work::progress(nlohmann::json update) {
   if (reported_.load(std::memory_order_acquire) || !reporter_.on_progress) return;
-  try {
-    reporter_.on_progress(std::move(update));
-  } catch (const std::exception& e) {
-    spdlog::error("work {}: the receiver of its progress threw: {}", name_, e.what());
-  } catch (...) {
-    spdlog::error("work {}: the receiver of its progress threw", name_);
-  }
+  contained([&] { reporter_.on_progress(std::move(update)); },
+            [&](const std::string& what) {
+              spdlog::error("work {}: the receiver of its progress threw: {}", name_, what);
+            });
 }
 
 // --- Scheduler ----------------------------------------------------------
@@ -60,31 +59,22 @@ void Scheduler::launch(std::vector<std::shared_ptr<Work>> works) {
   pending = &list;
   for (size_t i = 0; i < list.size(); ++i) {
     std::shared_ptr<Work> w = std::move(list[i]);
-    try {
-      w->start();
-    } catch (const std::exception& e) {
-      spdlog::error("work {} failed to start: {}", w->name(), e.what());
-      if (w->running()) metrics_.job_finished(false, true, 0);
-      stop_contained(*w);
-      w->done(internal_reply(e.what()));
-    } catch (...) {
-      spdlog::error("work {} failed to start: an exception of unknown type", w->name());
-      if (w->running()) metrics_.job_finished(false, true, 0);
-      stop_contained(*w);
-      w->done(internal_reply("an exception of unknown type"));
-    }
+    contained([&] { w->start(); },
+              [&](const std::string& what) {
+                spdlog::error("work {} failed to start: {}", w->name(), what);
+                if (w->running()) metrics_.job_finished(false, true, 0);
+                stop_contained(*w);
+                w->done(internal_reply(what));
+              });
   }
   pending = nullptr;
 }
 
 void Scheduler::stop_contained(Work& work) {
-  try {
-    work.stop();
-  } catch (const std::exception& e) {
-    spdlog::error("work {}: stop threw: {}", work.name(), e.what());
-  } catch (...) {
-    spdlog::error("work {}: stop threw", work.name());
-  }
+  contained([&] { work.stop(); },
+            [&](const std::string& what) {
+              spdlog::error("work {}: stop threw: {}", work.name(), what);
+            });
 }
 
 void Scheduler::abort_contained(Work& work, Reply why) { work.deliver(std::move(why)); }
