@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "common/contain.h"
+
 namespace kibitz::server {
 
 using engine::Clock;
@@ -15,19 +17,6 @@ int64_t ms_since(Clock::time_point t) {
 
 Reply deadline_reply() {
   return error_reply(503, "deadline_exceeded", "the job's deadline passed before it finished");
-}
-
-// Runs f; an exception from it becomes `fail(what)`. For code that runs on
-// a search thread inside the engine's callbacks.
-template <class F, class Fail>
-void contained(F&& f, Fail&& fail) {
-  try {
-    f();
-  } catch (const std::exception& e) {
-    fail(e.what());
-  } catch (...) {
-    fail("an exception of unknown type");
-  }
 }
 
 }  // namespace
@@ -75,7 +64,7 @@ void AnalysisWork::start() {
   };
   callbacks.on_done = [self](const engine::Result& r) {
     contained([&] { self->on_result(r); },
-              [&](const char* what) {
+              [&](const std::string& what) {
                 spdlog::error("analysis {} failed: {}", self->name(), what);
                 self->done(internal_reply(what));
               });
@@ -87,34 +76,13 @@ void AnalysisWork::start() {
                  handle.error().code, handle.error().message);
     return done(engine_error(handle.error()));
   }
-  bool stop_now;
-  {
-    // The search may have finished already, on a search thread; then its
-    // handle is not kept (it would hold this work through its callbacks).
-    std::lock_guard lock(mutex_);
-    if (!finished_) handle_ = *handle;
-    stop_now = stop_requested_ && !finished_;
-  }
-  if (stop_now) (*handle)->stop();
+  handle_.keep(*handle);
 }
 
-void AnalysisWork::stop() {
-  std::shared_ptr<engine::SearchHandle> h;
-  {
-    std::lock_guard lock(mutex_);
-    stop_requested_ = true;
-    h = handle_;
-  }
-  if (h) h->stop();  // outside the lock: the result may be reported on this thread
-}
+void AnalysisWork::stop() { handle_.stop(); }
 
 void AnalysisWork::on_result(const engine::Result& r) {
-  {
-    // The search is over: drop its handle, whose callbacks hold this work.
-    std::lock_guard lock(mutex_);
-    finished_ = true;
-    handle_.reset();
-  }
+  handle_.finish();
   if (r.error) {
     core_->metrics.job_finished(false, true, r.nodes);
     spdlog::error("analysis {} game={} outcome=failed: {}", name(), game_name(context_.game),
@@ -165,7 +133,7 @@ void ReviewWork::start() {
   };
   callbacks.on_done = [self](const Expected<review::Review, Error>& r) {
     contained([&] { self->on_review(r); },
-              [&](const char* what) {
+              [&](const std::string& what) {
                 spdlog::error("review {} failed: {}", self->name(), what);
                 self->done(internal_reply(what));
               });
@@ -176,31 +144,13 @@ void ReviewWork::start() {
     core_->metrics.job_finished(false, true, 0);
     return done(engine_error(handle.error()));
   }
-  bool stop_now;
-  {
-    std::lock_guard lock(mutex_);
-    if (!finished_) handle_ = *handle;
-    stop_now = stop_requested_ && !finished_;
-  }
-  if (stop_now) (*handle)->stop();
+  handle_.keep(*handle);
 }
 
-void ReviewWork::stop() {
-  std::shared_ptr<review::Handle> h;
-  {
-    std::lock_guard lock(mutex_);
-    stop_requested_ = true;
-    h = handle_;
-  }
-  if (h) h->stop();
-}
+void ReviewWork::stop() { handle_.stop(); }
 
 void ReviewWork::on_review(const Expected<review::Review, Error>& r) {
-  {
-    std::lock_guard lock(mutex_);
-    finished_ = true;
-    handle_.reset();  // as in AnalysisWork::on_result: no cycle through the callbacks
-  }
+  handle_.finish();
   const int64_t ms = ms_since(started_);
   if (r) {
     core_->metrics.job_finished(false, false, r->nodes);
@@ -248,7 +198,7 @@ void PerftWork::start() {
   engine::PerftCallbacks callbacks;
   callbacks.on_done = [self](const Expected<PerftReport, Error>& r) {
     contained([&] { self->on_count(r); },
-              [&](const char* what) {
+              [&](const std::string& what) {
                 spdlog::error("perft {} failed: {}", self->name(), what);
                 self->done(internal_reply(what));
               });
@@ -259,31 +209,13 @@ void PerftWork::start() {
     core_->metrics.job_finished(false, true, 0);
     return done(engine_error(handle.error()));
   }
-  bool stop_now;
-  {
-    std::lock_guard lock(mutex_);
-    if (!finished_) handle_ = *handle;
-    stop_now = stop_requested_ && !finished_;
-  }
-  if (stop_now) (*handle)->stop();
+  handle_.keep(*handle);
 }
 
-void PerftWork::stop() {
-  std::shared_ptr<engine::SearchHandle> h;
-  {
-    std::lock_guard lock(mutex_);
-    stop_requested_ = true;
-    h = handle_;
-  }
-  if (h) h->stop();
-}
+void PerftWork::stop() { handle_.stop(); }
 
 void PerftWork::on_count(const Expected<PerftReport, Error>& r) {
-  {
-    std::lock_guard lock(mutex_);
-    finished_ = true;
-    handle_.reset();
-  }
+  handle_.finish();
   const auto us =
       std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - started_).count();
   spdlog::info("perft {} game={} depth={} outcome={} time_ms={}", name(), game_name(call_.game),

@@ -36,6 +36,46 @@ struct ApiCore {
   Scheduler scheduler;
 };
 
+// The engine's handle of a started work, kept so that stop() can reach it.
+// The engine may finish (finish()) before start has stored the handle, and a
+// stop may come before either: each order ends right.
+template <class Handle>
+class HandleSlot {
+ public:
+  // After the engine started: keeps the handle unless the work has finished,
+  // and stops it at once when a stop came first.
+  void keep(const std::shared_ptr<Handle>& h) {
+    bool stop_now;
+    {
+      std::lock_guard lock(mutex_);
+      if (!finished_) handle_ = h;
+      stop_now = stop_requested_ && !finished_;
+    }
+    if (stop_now) h->stop();
+  }
+  void stop() {
+    std::shared_ptr<Handle> h;
+    {
+      std::lock_guard lock(mutex_);
+      stop_requested_ = true;
+      h = handle_;
+    }
+    if (h) h->stop();  // outside the lock: the result may be reported on this thread
+  }
+  // The result came: drops the handle, whose callbacks hold the work.
+  void finish() {
+    std::lock_guard lock(mutex_);
+    finished_ = true;
+    handle_.reset();
+  }
+
+ private:
+  std::mutex mutex_;
+  std::shared_ptr<Handle> handle_;
+  bool stop_requested_ = false;
+  bool finished_ = false;
+};
+
 class AnalysisWork final : public Work, public std::enable_shared_from_this<AnalysisWork> {
  public:
   AnalysisWork(std::shared_ptr<ApiCore> core, AnalyzeCall call, Reporter reporter, std::string name,
@@ -51,10 +91,7 @@ class AnalysisWork final : public Work, public std::enable_shared_from_this<Anal
   ResultContext context_;
   engine::Clock::time_point deadline_;
   engine::Clock::time_point search_deadline_;  // deadline_, or sooner for interactive searches
-  std::mutex mutex_;
-  std::shared_ptr<engine::SearchHandle> handle_;
-  bool stop_requested_ = false;
-  bool finished_ = false;  // the result came; handle_ stays empty from then on
+  HandleSlot<engine::SearchHandle> handle_;
 };
 
 class ReviewWork final : public Work, public std::enable_shared_from_this<ReviewWork> {
@@ -71,10 +108,7 @@ class ReviewWork final : public Work, public std::enable_shared_from_this<Review
   AnnotateCall call_;
   engine::Clock::time_point deadline_;
   engine::Clock::time_point started_;
-  std::mutex mutex_;
-  std::shared_ptr<review::Handle> handle_;
-  bool stop_requested_ = false;
-  bool finished_ = false;
+  HandleSlot<review::Handle> handle_;
   std::atomic<bool> deadline_hit_{false};
 };
 
@@ -92,10 +126,7 @@ class PerftWork final : public Work, public std::enable_shared_from_this<PerftWo
   PerftCall call_;
   engine::Clock::time_point deadline_;
   engine::Clock::time_point started_;
-  std::mutex mutex_;
-  std::shared_ptr<engine::SearchHandle> handle_;
-  bool stop_requested_ = false;
-  bool finished_ = false;
+  HandleSlot<engine::SearchHandle> handle_;
 };
 
 }  // namespace kibitz::server
