@@ -2,6 +2,10 @@
 // the nice value of its threads.
 #include "engine/thread_pool.h"
 
+#include <fstream>
+
+#include "common/thread_slice.h"
+
 #include <gtest/gtest.h>
 #include <sched.h>
 #include <sys/resource.h>
@@ -165,3 +169,34 @@ TEST(ThreadPool, ShutdownCancelsWhatIsQueuedAndWaitsForWhatRuns) {
 
 }  // namespace
 }  // namespace kibitz::engine
+
+namespace {
+// se.slice of the calling thread in ns from /proc (Linux 6.12+), or -1.
+long long reported_slice_ns() {
+  std::ifstream in("/proc/thread-self/sched");
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("se.slice", 0) == 0) return std::stoll(line.substr(line.find(':') + 1));
+  }
+  return -1;
+}
+}  // namespace
+
+// The I/O threads' short slice (common/thread_slice.h): asked without
+// privilege, it keeps the thread's nice value, and where the kernel reports
+// slices it is the one asked.
+TEST(ThreadSlice, AShortSliceKeepsTheNiceValueAndIsGranted) {
+  std::atomic<int> nice{-100};
+  std::atomic<bool> granted{false};
+  std::atomic<long long> slice{-2};
+  std::thread t([&] {
+    (void)setpriority(PRIO_PROCESS, pid_t(syscall(SYS_gettid)), 3);
+    granted = kibitz::set_thread_slice(std::chrono::microseconds(100));
+    errno = 0;
+    nice = getpriority(PRIO_PROCESS, pid_t(syscall(SYS_gettid)));
+    slice = reported_slice_ns();
+  });
+  t.join();
+  EXPECT_TRUE(granted.load());
+  EXPECT_EQ(nice.load(), 3);
+  if (slice.load() != -1) EXPECT_EQ(slice.load(), 100000);
+}
