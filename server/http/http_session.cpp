@@ -7,6 +7,7 @@
 #include <boost/asio/write.hpp>
 #include <boost/beast/http/file_body.hpp>
 
+#include "openapi_document.h"
 #include "static_files.h"
 #include "ws_session.h"
 
@@ -282,6 +283,10 @@ void HttpSession::dispatch_route(Request& req) {
     }
     case Route::info:
       return reply(api.info());
+    case Route::openapi: {
+      static const auto document = std::make_shared<const std::string>(kOpenApiDocument);
+      return send_body(200, "application/yaml", document, {{"Cache-Control", "no-cache"}});
+    }
     case Route::analyze:
       if (auto body = parse()) handle_analyze(req, *body);
       return;

@@ -23,6 +23,7 @@ constexpr std::array kRoutes{
     Entry{"/v1/games/annotate", Route::annotate, "annotate", "POST, OPTIONS"},
     Entry{"/v1/ws", Route::ws, "ws", "GET"},
     Entry{"/v1/info", Route::info, "info", "GET, OPTIONS"},
+    Entry{"/v1/openapi.yaml", Route::openapi, "", "GET, HEAD, OPTIONS"},
     Entry{"/healthz", Route::healthz, "", "GET, HEAD"},
     Entry{"/readyz", Route::readyz, "", "GET, HEAD"},
     Entry{"/metrics", Route::metrics, "metrics", "GET"},

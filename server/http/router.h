@@ -21,6 +21,7 @@ enum class Route {
   healthz,
   readyz,
   metrics,
+  openapi,
   static_file,
   not_found,
 };
