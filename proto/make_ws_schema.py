@@ -4,9 +4,12 @@ messages of GET /v1/ws) from the component schemas of proto/openapi.yaml, so
 that REST and WebSocket share one definition of every result.
 
 Run after editing openapi.yaml:  python3 proto/make_ws_schema.py
+With --check it writes nothing and exits 1 when ws.schema.json is not what
+openapi.yaml makes (the test proto.ws_schema_current).
 """
 import json
 import os
+import sys
 
 import yaml
 
@@ -14,12 +17,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def rewrite(node):
-    """OpenAPI component refs -> $defs refs; drops the OpenAPI-only keyword."""
+    """OpenAPI component refs -> $defs refs. The components are OpenAPI 3.1
+    schemas, that is JSON Schema 2020-12 already: nothing else changes."""
     if isinstance(node, dict):
         out = {}
         for k, v in node.items():
-            if k == "nullable":
-                continue
             if k == "$ref" and v.startswith("#/components/schemas/"):
                 v = "#/$defs/" + v[len("#/components/schemas/"):]
             out[k] = rewrite(v)
@@ -85,9 +87,17 @@ def main():
         "oneOf": [{"$ref": "#/$defs/" + name} for name in messages],
         "$defs": defs,
     }
-    with open(os.path.join(HERE, "ws.schema.json"), "w") as f:
-        json.dump(schema, f, indent=2)
-        f.write("\n")
+    text = json.dumps(schema, indent=2) + "\n"
+    target = os.path.join(HERE, "ws.schema.json")
+    if "--check" in sys.argv[1:]:
+        with open(target) as f:
+            if f.read() != text:
+                print("proto/ws.schema.json is stale: run python3 proto/make_ws_schema.py")
+                sys.exit(1)
+        print("proto/ws.schema.json is what proto/openapi.yaml makes")
+        return
+    with open(target, "w") as f:
+        f.write(text)
 
 
 if __name__ == "__main__":
