@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the analysis board page (web/) into a folder that `kibitz serve`
 # serves as static files: the page itself plus the files it needs from its
-# npm packages. Node is needed here only, never at run time.
+# npm packages, and the API reference page api.html (proto/openapi.yaml
+# rendered by Redoc). Node is needed here only, never at run time.
 #
 #   scripts/build-web.sh <out-dir>
 #
@@ -43,6 +44,28 @@ cp -R "$cb/src" "$tmp/vendor/cm-chessboard/"
 cp "$cb/LICENSE" "$tmp/vendor/cm-chessboard/"
 # Documentation inside the package's source tree is not part of the page.
 find "$tmp/vendor" -name '*.md' -delete
+
+# The API reference page: proto/openapi.yaml rendered by Redoc at build time
+# (@redocly/cli build-docs pre-renders the page and inlines the document).
+# build-docs points the page at Redoc's script on a CDN; the page loads the
+# same version's copy from vendor/redoc instead, so it needs no network
+# (the script's one fetch, the Redocly logo beside its attribution link, is
+# an empty image here). No telemetry, no update check.
+redoc="$web/node_modules/redoc"
+mkdir -p "$tmp/vendor/redoc"
+sed 's#https://cdn\.redoc\.ly/redoc/logo-mini\.svg#data:image/svg+xml,%3Csvg xmlns=%27http://www.w3.org/2000/svg%27/%3E#' \
+  "$redoc/bundles/redoc.standalone.js" >"$tmp/vendor/redoc/redoc.standalone.js"
+cp "$redoc/bundles/redoc.standalone.js.LICENSE.txt" "$redoc/LICENSE" "$tmp/vendor/redoc/"
+REDOCLY_TELEMETRY=off REDOCLY_SUPPRESS_UPDATE_NOTICE=true \
+  node "$web/node_modules/@redocly/cli/bin/cli.js" build-docs "$root/proto/openapi.yaml" \
+  --output "$tmp/api.cdn.html" --title "Kibitz API reference" --disableGoogleFont >/dev/null
+sed -E 's#https://cdn\.redocly\.com/redoc/v[0-9.]+/bundles/redoc\.standalone\.js#vendor/redoc/redoc.standalone.js#' \
+  "$tmp/api.cdn.html" >"$tmp/api.html"
+rm "$tmp/api.cdn.html"
+if grep -Eq 'cdn\.redocly\.com|cdn\.redoc\.ly|fonts\.googleapis\.com' "$tmp/api.html" "$tmp/vendor/redoc/redoc.standalone.js"; then
+  echo "build-web: api.html would load Redoc, its logo or fonts from the network" >&2
+  exit 1
+fi
 
 rm -rf "$out.old"
 mv "$out" "$out.old"

@@ -6,7 +6,7 @@
 // Defaults: web root <dir of kibitz>/web, artifacts <dir of kibitz>/artifacts/web.
 // Env: KIBITZ_BIN, KIBITZ_WEB_ROOT, KIBITZ_ARTIFACTS, CHROMIUM (default /usr/bin/chromium).
 // Screenshots of the chess and draughts analysis views at desktop and phone
-// sizes land in the artifacts dir. Prints "N passed, N failed" last.
+// sizes, and of the API reference page, land in the artifacts dir. Prints "N passed, N failed" last.
 
 import {spawn} from "node:child_process"
 import {mkdirSync, existsSync, rmSync} from "node:fs"
@@ -280,6 +280,47 @@ async function phone(browser, url) {
   await page.context().close()
 }
 
+// The API reference page (api.html, Redoc built from proto/openapi.yaml):
+// reached from the board's header, rendered and interactive, and asking
+// nothing of the network beyond the server itself.
+async function apiReference(browser, url) {
+  const context = await browser.newContext({viewport: {width: 1280, height: 800}, deviceScaleFactor: 1})
+  const page = await context.newPage()
+  const errors = []
+  const elsewhere = []
+  page.on("pageerror", (e) => errors.push(e.message))
+  page.on("console", (m) => m.type() === "error" && errors.push(m.text()))
+  await context.route("**/*", (route) => {
+    const target = route.request().url()
+    if (target.startsWith(url) || target.startsWith("data:") || target.startsWith("blob:")) return route.continue()
+    elsewhere.push(target)
+    return route.abort()
+  })
+  await page.goto(url)
+  await page.click("header a.api-link")
+  await page.waitForURL(`${url}api.html`, {timeout: WAIT})
+  // Redoc hydrates the pre-rendered page: the menu lists every operation.
+  await page.waitForFunction(() => window.Redoc && document.querySelectorAll("#redoc .menu-content li").length >= 18,
+    null, {timeout: WAIT})
+  const title = await page.textContent("#redoc h1")
+  check("api: the board links to the API reference, titled from openapi.yaml", /Kibitz analysis server/.test(title), title)
+  const menu = await page.$$eval("#redoc .menu-content li", (l) => l.map((e) => e.textContent.trim()).join(" | "))
+  check("api: every operation is listed", ["Analyse one position.", "Queue an analysis", "Cancel a job.",
+    "Review a whole game", "This document."].every((t) => menu.includes(t)), menu.slice(0, 300))
+  // Clicking an operation in the menu shows it, with its response schema.
+  await page.click("#redoc .menu-content li:has-text('Analyse one position.')")
+  await page.waitForFunction(() => /#operation\/analyze$/.test(location.hash), null, {timeout: WAIT})
+  const operation = await page.$eval("[id='operation/analyze']", (e) => e.textContent)
+  check("api: an operation shows its request and responses", /AnalyzeRequest|limits/.test(operation) && /200/.test(operation))
+  await screenshot(page, "api-reference-desktop.png")
+  check("api: nothing is loaded from elsewhere", elsewhere.length === 0, elsewhere.join(" "))
+  check("api: no script errors on the page", errors.length === 0, errors.join(" | "))
+  // The page shows the document the server serves.
+  const served = await (await fetch(`${url}v1/openapi.yaml`)).text()
+  check("api: GET /v1/openapi.yaml serves the contract", /^openapi: 3\.1\.0$/m.test(served) && /title: Kibitz analysis server/.test(served))
+  await context.close()
+}
+
 // ---- main ----------------------------------------------------------------
 
 async function main() {
@@ -297,6 +338,7 @@ async function main() {
     check("GET / serves the page as HTML", index.ok && /text\/html/.test(index.headers.get("content-type") || ""))
     await desktop(browser, server.url)
     await phone(browser, server.url)
+    await apiReference(browser, server.url)
   } catch (e) {
     check("test ran to the end", false, e.stack || String(e))
     console.log(`--- kibitz output (last lines) ---\n${server.log().split("\n").slice(-40).join("\n")}`)
