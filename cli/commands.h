@@ -19,5 +19,6 @@ Action add_serve_command(CLI::App& app);
 
 // Exit status for bad arguments or bad input.
 constexpr int kUsageError = 2;
+constexpr int kStoreError = 3;  // kibitz serve: the store cannot be used
 
 }  // namespace kibitz::cli

@@ -86,8 +86,16 @@ int run_serve(const ServeOptions& o) {
   so.on_task_error = [](const std::string& what) {
     spdlog::error("a search thread caught an exception that escaped its task: {}", what);
   };
+  // The store before anything starts: a file that cannot be used (corrupt,
+  // from a newer Kibitz, held by another server) is one line and exit 3,
+  // and the file is left as it is.
+  auto store = server::store::open(config.store);
+  if (!store) {
+    std::fprintf(stderr, "kibitz serve: %s\n", store.error().c_str());
+    return kStoreError;
+  }
   auto service = engine::make_service(so);
-  auto api = server::make_api(config, *service);
+  auto api = server::make_api(config, *service, *store);
   {
     server::Server srv(*api, access, config);
     auto port = srv.listen();
@@ -105,6 +113,7 @@ int run_serve(const ServeOptions& o) {
   }  // the server (and its io_context) goes before the api its sessions use
   api.reset();
   service.reset();
+  if (*store) (*store)->flush();
   spdlog::default_logger()->flush();
   return 0;
 }

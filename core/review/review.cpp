@@ -98,6 +98,16 @@ class Reviewing final : public Handle, public std::enable_shared_from_this<Revie
       options_.limits.nodes = 200'000;
     parallel_ = options_.parallel > 0 ? options_.parallel : std::max(1, service_.threads());
     if (!options_.reuse_table) parallel_ = 1;
+    for (auto& [ply, f] : options_.finished) {
+      if (ply >= plies_.size() || !has_line(f.best) || (f.played && !has_line(*f.played))) continue;
+      PlyState& p = plies_[ply];
+      p.best = f.best;
+      p.played = f.played;
+      p.needs_played = f.played.has_value();
+      p.done = true;
+      ++done_count_;
+    }
+    options_.finished.clear();
   }
 
   void begin() { pump(); }
@@ -159,10 +169,10 @@ class Reviewing final : public Handle, public std::enable_shared_from_this<Revie
           } else if (!restricted_.empty()) {
             task = {restricted_.back(), true, false};
             restricted_.pop_back();
-          } else if (next_ < plies_.size()) {
-            task = {next_++, false, false};
           } else {
-            break;
+            while (next_ < plies_.size() && plies_[next_].done) ++next_;  // resumed
+            if (next_ >= plies_.size()) break;
+            task = {next_++, false, false};
           }
           serial = ++last_serial_;
           outstanding_.emplace(serial, task);
@@ -217,6 +227,7 @@ class Reviewing final : public Handle, public std::enable_shared_from_this<Revie
   void on_result(uint64_t serial, const engine::Result& r) noexcept {
     std::optional<Error> failure;
     int done = -1;
+    std::optional<std::pair<size_t, FinishedPly>> finished;
     try {
       std::lock_guard lock(mutex_);
       const auto it = outstanding_.find(serial);
@@ -230,11 +241,14 @@ class Reviewing final : public Handle, public std::enable_shared_from_this<Revie
                                         " failed: " + *r.error};
       else if (!cancelled_)
         done = record_result(task, r);
+      if (done >= 0 && options_.on_ply && plies_[task.ply].done)
+        finished.emplace(task.ply, FinishedPly{*plies_[task.ply].best, plies_[task.ply].played});
     } catch (...) {
       failure = Error{"internal", current_exception_text()};
     }
     if (failure) return fail(std::move(*failure));
     try {
+      if (finished) options_.on_ply(finished->first, finished->second);
       if (done >= 0) report_progress(done);
     } catch (...) {  // on_progress threw
       return fail(Error{"internal", current_exception_text()});

@@ -20,6 +20,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -34,6 +35,14 @@ struct Thresholds {
   double inaccuracy = 0.1, mistake = 0.2, blunder = 0.3;
 };
 
+// A ply whose searches are done: the position's own search and, when the
+// game went elsewhere and the played move was not among its lines, the
+// search restricted to the played move.
+struct FinishedPly {
+  engine::Result best;
+  std::optional<engine::Result> played;
+};
+
 struct Options {
   // Per position; nothing set means 200,000 nodes. A search these limits
   // end before it completes depth 1 is run again to depth 1 alone.
@@ -46,6 +55,12 @@ struct Options {
   // --no-table-reuse`) — both tables are cleared before each position and
   // positions run one at a time. Never on a service that serves others.
   bool reuse_table = true;
+  // A review resumed (after a restart): these plies (0-based) were finished
+  // before and are not searched again. An entry without a line is ignored.
+  std::map<size_t, FinishedPly> finished;
+  // Called on a search thread as each ply is finished (not for `finished`
+  // ones), e.g. to keep it for a resume. What it throws fails the review.
+  std::function<void(size_t ply, const FinishedPly&)> on_ply;
 };
 
 enum class Judgment { none, inaccuracy, mistake, blunder };

@@ -6,10 +6,14 @@
 #include <chrono>
 #include <thread>
 
+#include "common/contain.h"
+
 #include "server/api/jobs.h"
 #include "server/api/json_util.h"
+#include "server/api/library.h"
 #include "server/api/metrics.h"
 #include "server/api/work.h"
+#include "server/store/result_codec.h"
 
 namespace kibitz::server {
 
@@ -50,6 +54,14 @@ Reply shutting_down_reply() {
   return error_reply(503, "shutting_down", "the server is shutting down");
 }
 
+Reply storage_reply(const std::string& why) {
+  Reply r =
+      error_reply(503, "storage_unavailable",
+                  "the job could not be stored, so it was not accepted (" + why + "); retry later");
+  r.headers.emplace_back("Retry-After", "5");
+  return r;
+}
+
 ResultContext context_of(const AnalyzeCall& call) {
   ResultContext c;
   c.game = call.request.game;
@@ -67,8 +79,10 @@ int threads_cap(const Config& c, const engine::Service& s) {
 
 class ApiImpl final : public Api {
  public:
-  ApiImpl(const Config& config, engine::Service& service)
-      : core_(std::make_shared<ApiCore>(config, service)),
+  ApiImpl(const Config& config, engine::Service& service, std::shared_ptr<store::Store> store)
+      : core_(std::make_shared<ApiCore>(
+            config, service,
+            store ? std::move(store) : store::make_memory_store(config.store.library_mib))),
         metrics_(core_->metrics),
         caps_{core_->config, threads_cap(config, service)},
         jobs_(config.max_jobs, std::chrono::seconds(config.job_retention_s)) {
@@ -95,11 +109,13 @@ class ApiImpl final : public Api {
              "# TYPE kibitz_queue_length gauge\n"
              "kibitz_queue_length " +
              std::to_string(core->scheduler.queued()) + "\n";
+      if (auto core = weak_core.lock()) s += library_metrics(*core);
       return s;
     });
     // The slicer runs on a thread of the Api's, joined below before the
     // core can go: so the scheduler is never freed on its own thread.
     slicer_ = std::thread([core = core_.get()] { core->scheduler.run_slicer(); });
+    recover();
   }
 
   ~ApiImpl() override {
@@ -160,12 +176,17 @@ class ApiImpl final : public Api {
     if (!call) return call.error();
     auto job = jobs_.create("analyze");
     if (!job) return queue_full_reply("too many jobs are kept; retry when some have expired");
-    if (auto now = immediate(*call, false)) {
-      Job::reporter_for(job).on_done(std::move(*now));
+    auto now = immediate(*call, false);
+    if (auto stored = store_new(*job, request, origin.owner, now ? &*now : nullptr); !stored) {
+      jobs_.remove(job->id);
+      return storage_reply(stored.error());
+    }
+    if (now) {
+      record_immediate(*job, std::move(*now));
       return accepted(*job);
     }
-    auto work = std::make_shared<AnalysisWork>(core_, std::move(*call), Job::reporter_for(job),
-                                               job->id, deadline());
+    auto work = std::make_shared<AnalysisWork>(core_, std::move(*call), reporter_for(job), job->id,
+                                               deadline());
     work->owner = origin.owner;
     return submit_job_work(job, work);
   }
@@ -180,8 +201,13 @@ class ApiImpl final : public Api {
       std::lock_guard lock(job->mutex);
       job->progress = {{"ply", 0}, {"plies", call->plies}};
     }
-    auto work = std::make_shared<ReviewWork>(core_, std::move(*call), Job::reporter_for(job),
-                                             job->id, deadline());
+    if (auto stored = store_new(*job, request, origin.owner, nullptr); !stored) {
+      jobs_.remove(job->id);
+      return storage_reply(stored.error());
+    }
+    keep_plies(*call, job->id);
+    auto work = std::make_shared<ReviewWork>(core_, std::move(*call), reporter_for(job), job->id,
+                                             deadline());
     work->owner = origin.owner;
     return submit_job_work(job, work);
   }
@@ -196,13 +222,31 @@ class ApiImpl final : public Api {
     auto job = jobs_.find(id);
     if (!job) return not_found(id);
     std::shared_ptr<Work> work;
+    bool cancelled = false;
     {
       std::lock_guard lock(job->mutex);
-      if (!job->finished_at) job->cancel_requested = true;
+      if (!job->finished_at) cancelled = job->cancel_requested = true;
       work = job->work;
     }
+    // Stored before the answer: a cancelled job never runs after a restart.
+    store::Status stored = true;
+    if (cancelled) {
+      store::JobUpdate u;
+      u.id = job->id;
+      u.cancel_requested = true;
+      stored = core_->store->update_job(u, true);
+    }
     if (work) core_->scheduler.cancel(work);
+    if (!stored)
+      return error_reply(503, "storage_unavailable",
+                         "the job was stopped, but its cancellation could not be stored (" +
+                             stored.error() + "): it may run again after a restart");
     return Reply{200, job->to_json(), nullptr, {}};
+  }
+
+  Reply evals(std::string_view game, std::string_view fen, std::string_view multipv) override {
+    if (shutting_down_) return shutting_down_reply();
+    return library_lookup(*core_, game, fen, multipv);
   }
 
   Reply info() override {
@@ -236,7 +280,8 @@ class ApiImpl final : public Api {
     if (shutting_down_.exchange(true)) return;
     for (auto& job : jobs_.all()) {
       std::lock_guard lock(job->mutex);
-      if (!job->finished_at) job->cancel_requested = true;
+      if (!job->finished_at && !job->cancel_requested)
+        job->cancel_requested = job->interrupted = true;
     }
     core_->scheduler.shutdown();
   }
@@ -274,7 +319,174 @@ class ApiImpl final : public Api {
       return Reply{200, std::move(*hit), nullptr, {{"X-Kibitz-Cache", "hit"}}};
     }
     metrics_.cache_miss();
+    if (auto kept = library_answer(*core_, call)) {
+      core_->cache.put(call.cache_key, kept->body);
+      return kept;
+    }
     return std::nullopt;
+  }
+
+  Reporter reporter_for(const std::shared_ptr<Job>& job) { return Job::reporter_for(job, core_); }
+
+  // At start: the jobs the store kept. Finished ones are readable until
+  // their retention ends; cancelled ones end as cancelled; the others run
+  // again, a review from the plies it had finished.
+  void recover() {
+    std::vector<store::JobRecord> records;
+    try {
+      records = core_->store->load_jobs();
+    } catch (...) {
+      spdlog::error("store: cannot read the kept jobs: {}", current_exception_text());
+      return;
+    }
+    const int64_t now_ms = wall_ms();
+    const auto now = Clock::now();
+    const int64_t retention_ms = int64_t(core_->config.job_retention_s) * 1000;
+    size_t finished = 0, resumed = 0;
+    for (auto& r : records) {
+      auto job = std::make_shared<Job>();
+      job->id = r.id;
+      job->kind = r.kind;
+      job->created = now - std::chrono::milliseconds(std::max<int64_t>(0, now_ms - r.created_ms));
+      job->progress = r.progress;
+      if (r.finished_ms) {
+        if (now_ms - r.finished_ms >= retention_ms) continue;
+        job->status = r.status;
+        job->result = r.result;
+        job->error = r.error;
+        job->finished_at = now - std::chrono::milliseconds(now_ms - r.finished_ms);
+        jobs_.restore(job);
+        ++finished;
+        continue;
+      }
+      jobs_.restore(job);
+      if (r.cancel_requested) {
+        end_recovered(job, error_reply(409, "cancelled", "cancelled before the restart"), true);
+        continue;
+      }
+      const auto deadline = now + std::chrono::milliseconds(std::max<int64_t>(
+                                      0, r.created_ms + core_->config.job_deadline_ms - now_ms));
+      std::shared_ptr<Work> work;
+      if (r.kind == "annotate") {
+        auto call = decode_annotate(r.request, caps_, core_->service);
+        if (!call) {
+          end_recovered(job, call.error(), false);
+          continue;
+        }
+        for (auto& [ply, data] : core_->store->load_plies(r.id)) {
+          auto best = store::result_from_json(data.value("best", json()));
+          std::optional<engine::Result> played;
+          if (data.contains("played") && !data["played"].is_null())
+            played = store::result_from_json(data["played"]);
+          if (best && ply >= 0 && (played || data["played"].is_null()))
+            call->options.finished[size_t(ply)] = review::FinishedPly{*best, played};
+        }
+        job->progress = {{"ply", call->options.finished.size()}, {"plies", call->plies}};
+        keep_plies(*call, r.id);
+        work = std::make_shared<ReviewWork>(core_, std::move(*call), reporter_for(job), r.id,
+                                            deadline);
+      } else {
+        auto call =
+            decode_analyze(r.request, caps_, core_->service, engine::Priority::batch, false);
+        if (!call) {
+          end_recovered(job, call.error(), false);
+          continue;
+        }
+        work = std::make_shared<AnalysisWork>(core_, std::move(*call), reporter_for(job), r.id,
+                                              deadline);
+      }
+      work->owner = r.owner;
+      spdlog::info("job {} recovered: {} {}, runs again", r.id, r.kind, r.status);
+      {
+        std::lock_guard lock(job->mutex);
+        job->work = work;
+      }
+      if (core_->scheduler.submit(work) != Scheduler::Admission::accepted) {
+        {
+          std::lock_guard lock(job->mutex);
+          job->work.reset();
+        }
+        end_recovered(job, queue_full_reply("the queue was full when the job was recovered"),
+                      false);
+        continue;
+      }
+      ++resumed;
+    }
+    if (!records.empty())
+      spdlog::info("store: {} job(s) kept: {} finished, {} running again", records.size(), finished,
+                   resumed);
+  }
+
+  // A recovered job that cannot run: ends with `why`, stored.
+  void end_recovered(const std::shared_ptr<Job>& job, Reply why, bool cancelled) {
+    if (cancelled) {
+      std::lock_guard lock(job->mutex);
+      job->cancel_requested = true;
+    }
+    reporter_for(job).on_done(std::move(why));
+  }
+
+  // A new job, stored before it is accepted; `now` is its answer when it
+  // needs no search (stored finished at once: one write).
+  store::Status store_new(const Job& job, const json& request, const std::string& owner,
+                          const Reply* now) {
+    expire_stored_jobs();
+    store::JobRecord r;
+    r.id = job.id;
+    r.kind = job.kind;
+    r.owner = owner;
+    r.request = request;
+    r.created_ms = wall_ms();
+    {
+      std::lock_guard lock(job.mutex);
+      r.progress = job.progress;
+    }
+    if (now) {
+      r.finished_ms = r.created_ms;
+      if (now->status == 200) {
+        r.status = "done";
+        r.result =
+            now->text && now->body.is_null() ? json::parse(*now->text, nullptr, false) : now->body;
+      } else {
+        r.status = "failed";
+        r.error = now->body.value("error", json::object());
+      }
+    }
+    return core_->store->create_job(r);
+  }
+
+  // An answer known at once, recorded into the job (stored already).
+  void record_immediate(Job& job, Reply reply) {
+    std::lock_guard lock(job.mutex);
+    if (reply.text && reply.body.is_null()) reply.body = json::parse(*reply.text, nullptr, false);
+    if (reply.status == 200) {
+      job.result = std::move(reply.body);
+      job.status = "done";
+    } else {
+      job.error = reply.body.value("error", json::object());
+      job.status = "failed";
+    }
+    job.finished_at = Clock::now();
+  }
+
+  // A review keeps each ply as it is finished, to resume from after a restart.
+  void keep_plies(AnnotateCall& call, const std::string& id) {
+    std::weak_ptr<ApiCore> weak = core_;
+    call.options.on_ply = [weak, id](size_t ply, const review::FinishedPly& f) {
+      auto core = weak.lock();
+      if (!core) return;
+      json data = {{"best", store::result_to_json(f.best)},
+                   {"played", f.played ? store::result_to_json(*f.played) : json(nullptr)}};
+      core->store->save_ply(id, int(ply), data);
+    };
+  }
+
+  // Forgets stored jobs past their retention, now and then.
+  void expire_stored_jobs() {
+    const int64_t now = wall_ms();
+    int64_t last = last_expiry_ms_.load();
+    if (now - last < 10'000 || !last_expiry_ms_.compare_exchange_strong(last, now)) return;
+    core_->store->expire_jobs(now - int64_t(core_->config.job_retention_s) * 1000);
   }
 
   // Queues the work; a refusal is its answer.
@@ -302,11 +514,13 @@ class ApiImpl final : public Api {
         return accepted(*job);
       case Scheduler::Admission::queue_full:
         jobs_.remove(job->id);
+        core_->store->remove_job(job->id);
         return queue_full_reply("the analysis queue is full");
       case Scheduler::Admission::shutting_down:
         break;
     }
     jobs_.remove(job->id);
+    core_->store->remove_job(job->id);
     return shutting_down_reply();
   }
 
@@ -329,13 +543,15 @@ class ApiImpl final : public Api {
   JobStore jobs_;
   std::atomic<bool> shutting_down_{false};
   std::atomic<uint64_t> sequence_{0};
+  std::atomic<int64_t> last_expiry_ms_{0};
   std::thread slicer_;
 };
 
 }  // namespace
 
-std::unique_ptr<Api> make_api(const Config& config, engine::Service& service) {
-  return std::make_unique<ApiImpl>(config, service);
+std::unique_ptr<Api> make_api(const Config& config, engine::Service& service,
+                              std::shared_ptr<store::Store> store) {
+  return std::make_unique<ApiImpl>(config, service, std::move(store));
 }
 
 }  // namespace kibitz::server

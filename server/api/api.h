@@ -14,6 +14,7 @@
 #include "engine/analysis.h"
 #include "engine/service.h"
 #include "server/api/config.h"
+#include "server/store/store.h"
 
 namespace kibitz::server {
 
@@ -82,6 +83,11 @@ class Api {
   virtual Reply submit_job(const nlohmann::json& request, const Origin& origin) = 0;
   virtual Reply annotate(const nlohmann::json& request, const Origin& origin) = 0;
   virtual Reply get_job(std::string_view id) = 0;
+  // GET /v1/evals: the deepest kept analysis of a position (404 without).
+  virtual Reply evals(std::string_view game, std::string_view fen, std::string_view multipv) {
+    (void)game, (void)fen, (void)multipv;
+    return error_reply(404, "not_found", "no evaluation library");
+  }
   virtual Reply delete_job(std::string_view id) = 0;
   virtual Reply info() = 0;        // GET /v1/info
   virtual bool ready() const = 0;  // GET /readyz
@@ -90,6 +96,10 @@ class Api {
   virtual const Config& config() const = 0;
 };
 
-std::unique_ptr<Api> make_api(const Config& config, engine::Service& service);
+// With a store (server/store), jobs kept there from before run again at once
+// (a review from its last finished plies) and finished ones are readable;
+// without one, a memory store of config.store.library_mib.
+std::unique_ptr<Api> make_api(const Config& config, engine::Service& service,
+                              std::shared_ptr<store::Store> store = nullptr);
 
 }  // namespace kibitz::server

@@ -62,6 +62,7 @@ const std::vector<Field>& fields() {
       {"web_root", &Config::web_root},
       {"log_level", &Config::log_level},
       {"access", &Config::access},
+      {"store", &Config::store_object},
   };
   return f;
 }
@@ -85,7 +86,10 @@ Result set_field(Config& config, const Field& f, const nlohmann::json& v) {
           config.*member = v.get<std::string>();
         } else if constexpr (std::is_same_v<T, nlohmann::json>) {
           if (!v.is_object()) return Unexpected("setting '" + key + "' must be an object");
-          config.*member = v;
+          if (key == "store")  // key by key: a file changes the path, keeps the backend
+            (config.*member).merge_patch(v);
+          else
+            config.*member = v;
         } else {
           if (!v.is_number_integer()) return Unexpected("setting '" + key + "' must be an integer");
           const bool negative =
@@ -154,6 +158,52 @@ Result apply_env(Config& config, const Field& f, const std::string& text) {
   return true;
 }
 
+// "store" as decoded, after KIBITZ_STORE_<KEY> overrides of its keys.
+Result decode_store(Config& config) {
+  nlohmann::json& o = config.store_object;
+  for (const char* key : {"backend", "path", "library_mib", "library_min_depth"}) {
+    const std::string name = env_name(std::string("store_") + key);
+    const char* v = std::getenv(name.c_str());
+    if (!v) continue;
+    if (std::string_view(key) == "backend" || std::string_view(key) == "path") {
+      o[key] = v;
+      continue;
+    }
+    int64_t n = 0;
+    const std::string text = v;
+    const char* end = text.data() + text.size();
+    auto [p, ec] = std::from_chars(text.data(), end, n);
+    if (ec != std::errc() || p != end || text.empty())
+      return Unexpected(name + ": must be an integer, not '" + text + "'");
+    o[key] = n;
+  }
+  store::Settings& s = config.store;
+  for (const auto& [key, value] : o.items()) {
+    const std::string where = "setting 'store." + key + "'";
+    if (key == "backend" || key == "path") {
+      if (!value.is_string()) return Unexpected(where + " must be a string");
+      (key == "backend" ? s.backend : s.path) = value.get<std::string>();
+    } else if (key == "library_mib" || key == "library_min_depth") {
+      const int64_t lo = 1, hi = key == "library_mib" ? (int64_t{1} << 20) : 256;
+      if (!value.is_number_integer() || value.get<int64_t>() < lo || value.get<int64_t>() > hi)
+        return Unexpected(where + " must be an integer between " + std::to_string(lo) + " and " +
+                          std::to_string(hi));
+      if (key == "library_mib")
+        s.library_mib = size_t(value.get<int64_t>());
+      else
+        s.library_min_depth = int(value.get<int64_t>());
+    } else {
+      return Unexpected("unknown setting 'store." + key + "'");
+    }
+  }
+  if (s.backend != "sqlite" && s.backend != "memory")
+    return Unexpected("setting 'store.backend' must be \"sqlite\" or \"memory\", not '" +
+                      s.backend + "'");
+  if (s.backend == "sqlite" && s.path.empty())
+    return Unexpected(std::string("setting 'store.path' must not be empty"));
+  return true;
+}
+
 const std::vector<std::string> kLogLevels = {"trace", "debug",    "info", "warn",
                                              "error", "critical", "off"};
 
@@ -189,6 +239,7 @@ Expected<Config, std::string> load_config(const std::string& path) {
         "critical, off, not '" +
         config.log_level + "'");
   if (config.address.empty()) return Unexpected("setting 'address' must not be empty");
+  if (auto r = decode_store(config); !r) return Unexpected(r.error());
   return config;
 }
 

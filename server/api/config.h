@@ -8,6 +8,7 @@
 #include <string>
 
 #include "common/expected.h"
+#include "server/store/store.h"
 
 namespace kibitz::server {
 
@@ -42,6 +43,10 @@ struct Config {
   std::string web_root;  // "": <dir of the executable>/web, if it exists
   std::string log_level = "info";
   nlohmann::json access = nlohmann::json::object();  // decoded by server/access
+  // "store": where jobs and the evaluation library are kept. The object as
+  // given (merged key by key over the defaults), and decoded.
+  nlohmann::json store_object = nlohmann::json::object();
+  store::Settings store;
 };
 
 // Embedded defaults = config/kibitz.json (JSON with // comments, compiled in).

@@ -105,6 +105,7 @@ json encode_result(const engine::Result& r, const ResultContext& c) {
   j["bestmove"] = r.bestmove ? json(*r.bestmove) : json(nullptr);
   j["ponder"] = r.ponder ? json(*r.ponder) : json(nullptr);
   j["stopped"] = r.stopped;
+  j["source"] = "search";  // "library" when answered from the evaluation library
   return j;
 }
 

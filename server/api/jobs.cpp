@@ -2,6 +2,8 @@
 
 #include <sys/random.h>
 
+#include <spdlog/spdlog.h>
+
 #include <cerrno>
 #include <system_error>
 
@@ -39,33 +41,69 @@ json Job::to_json() const {
   return j;
 }
 
-Reporter Job::reporter_for(const std::shared_ptr<Job>& job) {
+int64_t wall_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+Reporter Job::reporter_for(const std::shared_ptr<Job>& job, std::weak_ptr<ApiCore> core) {
   // Weak: the job owns the work, the work owns the reporter.
   std::weak_ptr<Job> weak = job;
   Reporter s;
-  s.on_progress = [weak](json info) {
-    if (auto j = weak.lock()) {
+  s.on_progress = [weak, core](json info) {
+    auto j = weak.lock();
+    if (!j) return;
+    store::JobUpdate update;
+    update.id = j->id;
+    update.status = "running";
+    update.progress = info;
+    {
       std::lock_guard lock(j->mutex);
       j->progress = std::move(info);
     }
+    if (auto c = core.lock(); c && c->store) (void)c->store->update_job(update, false);
   };
-  s.on_done = [weak](Reply reply) {
+  s.on_done = [weak, core](Reply reply) {
     auto j = weak.lock();
     if (!j) return;
-    std::shared_ptr<Work> work;  // released outside the lock
-    std::lock_guard lock(j->mutex);
     if (reply.text && reply.body.is_null())  // a cached answer, serialised
       reply.body = json::parse(*reply.text, nullptr, false);
-    if (reply.status == 200) {
-      j->result = std::move(reply.body);
-      j->status = j->cancel_requested ? "cancelled" : "done";
-    } else {
-      j->error = reply.body.value("error", json::object());
-      const std::string code = j->error.value("code", "");
-      j->status = j->cancel_requested || code == "cancelled" || code == "shutting_down"
-                      ? "cancelled"
-                      : "failed";
+    store::JobUpdate update;
+    update.id = j->id;
+    bool keep;
+    {
+      std::lock_guard lock(j->mutex);
+      if (reply.status == 200) {
+        update.result = reply.body;
+        update.status = j->cancel_requested && !j->interrupted ? "cancelled" : "done";
+      } else {
+        update.error = reply.body.value("error", json::object());
+        const std::string code = update.error->value("code", "");
+        update.status = j->cancel_requested || code == "cancelled" || code == "shutting_down"
+                            ? "cancelled"
+                            : "failed";
+      }
+      // A search a shutdown stopped runs again after the restart; one that
+      // reached its limits as the shutdown came is kept.
+      keep = !j->interrupted ||
+             (reply.status == 200 && reply.body.is_object() && !reply.body.value("stopped", true));
+      if (j->interrupted && !keep) update.status = "cancelled";
     }
+    update.finished_ms = wall_ms();
+    // Stored before it shows: a job seen finished is finished after a crash.
+    if (auto c = core.lock(); keep && c && c->store) {
+      if (auto ok = c->store->update_job(update, true); ok)
+        spdlog::info("job {} finished: {}", j->id, *update.status);
+      else
+        spdlog::error("job {} finished: {}, but the store could not keep it: {}", j->id,
+                      *update.status, ok.error());
+    }
+    std::shared_ptr<Work> work;  // released outside the lock
+    std::lock_guard lock(j->mutex);
+    j->status = *update.status;
+    if (update.result) j->result = std::move(*update.result);
+    if (update.error) j->error = std::move(*update.error);
     j->finished_at = engine::Clock::now();
     work = std::move(j->work);
   };
@@ -84,6 +122,11 @@ std::shared_ptr<Job> JobStore::create(std::string kind) {
   job->created = now;
   jobs_.emplace(job->id, job);
   return job;
+}
+
+void JobStore::restore(std::shared_ptr<Job> job) {
+  std::lock_guard lock(mutex_);
+  jobs_[job->id] = std::move(job);
 }
 
 void JobStore::remove(const std::string& id) {

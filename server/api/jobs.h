@@ -29,13 +29,20 @@ struct Job {
   std::string status = "queued";
   nlohmann::json progress = nullptr, result = nullptr, error = nullptr;
   bool cancel_requested = false;
+  // Stopped by a shutdown rather than by a client: its end is not stored,
+  // so that it runs again after the restart.
+  bool interrupted = false;
   std::optional<engine::Clock::time_point> finished_at;
   std::shared_ptr<Work> work;  // until it finishes
 
   nlohmann::json to_json() const;
-  // A reporter that records into this job.
-  static Reporter reporter_for(const std::shared_ptr<Job>& job);
+  // A reporter that records into this job, and into the store of `core`:
+  // progress written behind, the end written before the job shows it.
+  static Reporter reporter_for(const std::shared_ptr<Job>& job, std::weak_ptr<ApiCore> core);
 };
+
+// Wall-clock milliseconds since the epoch: what the store keeps.
+int64_t wall_ms();
 
 // 128 bits from the operating system's generator (getrandom), as hex: an
 // id cannot be guessed from others, so knowing ids is what lets a client
@@ -49,6 +56,8 @@ class JobStore {  // thread-safe
 
   // A new job, or nullptr when max_jobs are kept already.
   std::shared_ptr<Job> create(std::string kind);
+  // A job kept before a restart, whatever the count.
+  void restore(std::shared_ptr<Job> job);
   void remove(const std::string& id);  // a job that could not be queued
   std::shared_ptr<Job> find(std::string_view id);
   std::vector<std::shared_ptr<Job>> all();

@@ -94,6 +94,7 @@ void AnalysisWork::on_result(const engine::Result& r) {
   // stopped by a client or cut short by a deadline.
   const bool complete = !r.stopped && Clock::now() < search_deadline_;
   if (complete && !call_.cache_key.empty()) core_->cache.put(call_.cache_key, body);
+  if (complete) library_keep(*core_, call_, r);
   core_->metrics.job_finished(r.stopped, false, r.nodes);
   spdlog::info(
       "analysis {} game={} limits={} multipv={} threads={} depth={} nodes={} time_ms={} "
@@ -123,6 +124,9 @@ void ReviewWork::start() {
     return done(deadline_reply());
   }
   review::Options options = call_.options;
+  if (!options.finished.empty())
+    spdlog::info("review {} game={} resumes with {} of {} plies finished", name(),
+                 game_name(call_.game), options.finished.size(), call_.plies);
   options.parallel = threads;
   options.limits.deadline = deadline_;
   auto self = shared_from_this();

@@ -14,9 +14,11 @@
 #include "review/review.h"
 #include "server/api/cache.h"
 #include "server/api/encode.h"
+#include "server/api/library.h"
 #include "server/api/metrics.h"
 #include "server/api/request.h"
 #include "server/api/scheduler.h"
+#include "server/store/store.h"
 
 namespace kibitz::server {
 
@@ -24,13 +26,16 @@ namespace kibitz::server {
 // Api (a session cancelling late) still finds it. Nothing in it owns a
 // thread, so it may be freed on any thread.
 struct ApiCore {
-  ApiCore(const Config& c, engine::Service& s)
+  ApiCore(const Config& c, engine::Service& s, std::shared_ptr<store::Store> st)
       : config(c),
         service(s),
+        store(std::move(st)),
         cache(c.cache_entries),
         scheduler(s.threads(), c.queue_size, metrics, std::chrono::milliseconds(c.live_slice_ms)) {}
   Config config;
-  engine::Service& service;  // outlives the Api
+  engine::Service& service;             // outlives the Api
+  std::shared_ptr<store::Store> store;  // jobs and the evaluation library
+  LibraryCounters library;
   Metrics metrics;
   ResultCache cache;
   Scheduler scheduler;

@@ -1,0 +1,129 @@
+#include "server/api/library.h"
+
+#include <spdlog/spdlog.h>
+
+#include <charconv>
+
+#include "server/api/encode.h"
+#include "server/api/work.h"
+#include "server/store/result_codec.h"
+
+namespace kibitz::server {
+
+using nlohmann::json;
+
+namespace {
+
+// The kept analysis as an answer to `context`: its first `multipv` lines,
+// encoded as a search's result would be.
+json answer_json(const engine::Result& kept, const ResultContext& context) {
+  engine::Result r = kept;
+  if (r.lines.size() > size_t(context.multipv)) r.lines.resize(size_t(context.multipv));
+  r.stopped = false;
+  json body = encode_result(r, context);
+  body["source"] = "library";
+  return body;
+}
+
+}  // namespace
+
+std::string library_key(const AnalyzeCall& call) {
+  const auto& r = call.request;
+  if (r.limits.infinite || !r.searchmoves.empty()) return {};
+  return std::string(game_name(r.game)) + '|' + call.position.fen + '|' +
+         std::to_string(call.position.history_key);
+}
+
+std::optional<Reply> library_answer(ApiCore& core, const AnalyzeCall& call) {
+  const auto& limits = call.request.limits;
+  if (!limits.depth || limits.nodes || limits.movetime_ms || !core.store) return std::nullopt;
+  const std::string key = library_key(call);
+  if (key.empty()) return std::nullopt;
+  auto found = core.store->find_eval(key, call.request.multipv, *limits.depth);
+  std::optional<engine::Result> kept;
+  if (found) kept = store::result_from_json(json::parse(found->body, nullptr, false));
+  if (!kept) {
+    ++core.library.misses;
+    return std::nullopt;
+  }
+  ++core.library.hits;
+  ResultContext context;
+  context.game = call.request.game;
+  context.fen = call.position.fen;
+  context.pov_white = call.pov_white;
+  context.limits = call.limits;
+  context.multipv = call.request.multipv;
+  return Reply{200, answer_json(*kept, context), nullptr, {{"X-Kibitz-Source", "library"}}};
+}
+
+void library_keep(ApiCore& core, const AnalyzeCall& call, const engine::Result& r) {
+  if (!core.store || r.stopped || r.error || r.depth < core.config.store.library_min_depth ||
+      int(r.lines.size()) < call.request.multipv || r.lines.empty() || r.lines[0].moves.empty())
+    return;
+  const std::string key = library_key(call);
+  if (key.empty()) return;
+  store::Eval e;
+  e.depth = r.depth;
+  e.multipv = call.request.multipv;
+  e.body = store::result_to_json(r).dump(-1, ' ', false, json::error_handler_t::replace);
+  core.store->put_eval(key, e);
+}
+
+Reply library_lookup(ApiCore& core, std::string_view game, std::string_view fen,
+                     std::string_view multipv) {
+  json request = {{"game", game.empty() ? "chess" : std::string(game)}, {"limits", {{"depth", 1}}}};
+  if (!fen.empty()) request["fen"] = std::string(fen);
+  if (!multipv.empty()) {
+    int n = 0;
+    auto [p, ec] = std::from_chars(multipv.data(), multipv.data() + multipv.size(), n);
+    if (ec != std::errc() || p != multipv.data() + multipv.size() || n < 1)
+      return error_reply(400, "invalid_request", "'multipv' must be a positive integer");
+    request["multipv"] = n;
+  }
+  const Caps caps{core.config, 1};
+  auto call = decode_analyze(request, caps, core.service, engine::Priority::interactive, false);
+  if (!call) return call.error();
+  const std::string key = library_key(*call);
+  auto found = core.store ? core.store->find_eval(key, call->request.multipv, 0) : std::nullopt;
+  std::optional<engine::Result> kept;
+  if (found) kept = store::result_from_json(json::parse(found->body, nullptr, false));
+  if (!kept) {
+    ++core.library.misses;
+    return error_reply(404, "not_found",
+                       "no analysis of this position with at least " +
+                           std::to_string(call->request.multipv) + " line(s) in the library");
+  }
+  ++core.library.hits;
+  ResultContext context;
+  context.game = call->request.game;
+  context.fen = call->position.fen;
+  context.limits = {{"depth", kept->depth}};
+  context.multipv = call->request.multipv;
+  return Reply{200, answer_json(*kept, context), nullptr, {}};
+}
+
+std::string library_metrics(ApiCore& core) {
+  if (!core.store) return {};
+  const auto stats = core.store->library_stats();
+  return "# HELP kibitz_library_bytes Size of the evaluation library.\n"
+         "# TYPE kibitz_library_bytes gauge\n"
+         "kibitz_library_bytes " +
+         std::to_string(stats.bytes) +
+         "\n"
+         "# HELP kibitz_library_entries Analyses kept in the evaluation library.\n"
+         "# TYPE kibitz_library_entries gauge\n"
+         "kibitz_library_entries " +
+         std::to_string(stats.entries) +
+         "\n"
+         "# HELP kibitz_library_hits_total Lookups answered from the evaluation library.\n"
+         "# TYPE kibitz_library_hits_total counter\n"
+         "kibitz_library_hits_total " +
+         std::to_string(core.library.hits.load()) +
+         "\n"
+         "# HELP kibitz_library_misses_total Lookups the evaluation library could not answer.\n"
+         "# TYPE kibitz_library_misses_total counter\n"
+         "kibitz_library_misses_total " +
+         std::to_string(core.library.misses.load()) + "\n";
+}
+
+}  // namespace kibitz::server

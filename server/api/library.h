@@ -1,0 +1,43 @@
+// The evaluation library: finished analyses kept by position in the store
+// (server/store), the deepest per number of lines. A depth-limited request
+// that a kept analysis already meets (its depth and lines at least those
+// asked) is answered from it at once, with "source": "library"; GET
+// /v1/evals returns the deepest kept analysis of a position, for both games.
+#pragma once
+
+#include <atomic>
+#include <optional>
+#include <string>
+
+#include "engine/analysis.h"
+#include "server/api/api.h"
+#include "server/api/request.h"
+
+namespace kibitz::server {
+
+struct ApiCore;
+
+struct LibraryCounters {
+  std::atomic<uint64_t> hits{0}, misses{0};
+};
+
+// The position as the library keys it: game, normalised FEN and the history
+// that can still matter (repetitions); "" when the request cannot be kept or
+// answered (infinite, searchmoves).
+std::string library_key(const AnalyzeCall& call);
+
+// The answer from the library, when the request asks for a depth only and a
+// kept analysis meets it.
+std::optional<Reply> library_answer(ApiCore& core, const AnalyzeCall& call);
+
+// Keeps a search that ran to its own limits, when it is deep enough.
+void library_keep(ApiCore& core, const AnalyzeCall& call, const engine::Result& r);
+
+// GET /v1/evals?game=&fen=&multipv=: 200 with the analysis, 404 not_found.
+Reply library_lookup(ApiCore& core, std::string_view game, std::string_view fen,
+                     std::string_view multipv);
+
+// The library's Prometheus lines: size, entries, hits and misses.
+std::string library_metrics(ApiCore& core);
+
+}  // namespace kibitz::server

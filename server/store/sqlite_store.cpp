@@ -1,0 +1,526 @@
+// The SQLite backend: one file in WAL mode with synchronous=NORMAL (a commit
+// survives the process being killed; a power cut may lose the last few).
+//
+// Every write goes through one writer thread, which takes whatever is queued
+// and commits it in one transaction (group commit): a burst of job
+// submissions costs one commit, not one each. A durable write waits for its
+// commit. When a batch fails (the disk is full), each of its writes is tried
+// alone, so that one bad write does not take the others with it; a write
+// that fails is reported to its waiter or logged, and the file keeps what
+// was committed before.
+//
+// Reads (the library's lookups, loading jobs at start) use their own
+// connection: in WAL mode they never wait for the writer.
+#include <SQLiteCpp/Database.h>
+#include <SQLiteCpp/Statement.h>
+#include <SQLiteCpp/Transaction.h>
+#include <spdlog/spdlog.h>
+#include <sqlite3.h>
+
+#include <condition_variable>
+#include <csignal>
+#include <deque>
+#include <filesystem>
+#include <functional>
+#include <future>
+#include <mutex>
+#include <thread>
+
+#include "common/contain.h"
+#include "server/store/file_lock.h"
+#include "server/store/schema.h"
+#include "server/store/store.h"
+
+namespace kibitz::server::store {
+
+namespace {
+
+using nlohmann::json;
+
+std::string text_of(const json& j) {
+  return j.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+json json_of(const std::string& s) {
+  auto j = json::parse(s, nullptr, false);
+  return j.is_discarded() ? json(nullptr) : j;
+}
+
+// The writer's connection and its statements, prepared once.
+struct Writer {
+  explicit Writer(const std::string& path)
+      : db(path, SQLite::OPEN_READWRITE),
+        insert_job(db,
+                   "INSERT OR REPLACE INTO jobs (id, kind, owner, request, status, progress, "
+                   "result, error, cancel_requested, created_ms, finished_ms) "
+                   "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"),
+        update_job(db,
+                   "UPDATE jobs SET status = coalesce(?, status), progress = coalesce(?, "
+                   "progress), result = coalesce(?, result), error = coalesce(?, error), "
+                   "cancel_requested = coalesce(?, cancel_requested), finished_ms = "
+                   "coalesce(?, finished_ms) WHERE id = ?"),
+        insert_ply(db,
+                   "INSERT OR REPLACE INTO job_plies (job_id, ply, data) SELECT ?, ?, ? "
+                   "WHERE EXISTS (SELECT 1 FROM jobs WHERE id = ?1)"),
+        delete_job(db, "DELETE FROM jobs WHERE id = ?"),
+        delete_plies(db, "DELETE FROM job_plies WHERE job_id = ?"),
+        put_eval(db,
+                 "INSERT INTO evals (position, multipv, depth, body, bytes, used) "
+                 "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (position, multipv) DO UPDATE SET "
+                 "depth = excluded.depth, body = excluded.body, bytes = excluded.bytes, "
+                 "used = excluded.used WHERE excluded.depth >= evals.depth"),
+        touch_eval(db, "UPDATE evals SET used = ? WHERE position = ? AND multipv = ?"),
+        kept_eval(db, "SELECT depth, bytes FROM evals WHERE position = ? AND multipv = ?") {
+    db.exec("PRAGMA synchronous = NORMAL");
+    db.exec("PRAGMA busy_timeout = 5000");
+  }
+  SQLite::Database db;
+  SQLite::Statement insert_job, update_job, insert_ply, delete_job, delete_plies, put_eval,
+      touch_eval, kept_eval;
+};
+
+void run(SQLite::Statement& s) {
+  s.exec();
+  s.reset();
+  s.clearBindings();
+}
+
+template <class T>
+void bind_opt(SQLite::Statement& s, int i, const std::optional<T>& v) {
+  if (!v) return s.bind(i);
+  if constexpr (std::is_same_v<T, json>)
+    s.bind(i, text_of(*v));
+  else if constexpr (std::is_same_v<T, bool>)
+    s.bind(i, *v ? 1 : 0);
+  else if constexpr (std::is_same_v<T, std::string>)
+    s.bind(i, *v);
+  else
+    s.bind(i, static_cast<int64_t>(*v));
+}
+
+class SqliteStore final : public Store {
+ public:
+  SqliteStore(FileLock lock, std::string path, const Settings& s)
+      : lock_(std::move(lock)),
+        path_(std::move(path)),
+        cap_bytes_(uint64_t(s.library_mib) << 20),
+        reader_(path_, SQLite::OPEN_READWRITE),
+        writer_(path_) {
+    reader_.exec("PRAGMA busy_timeout = 5000");
+    payload_ = reader_.execAndGet("SELECT coalesce(sum(bytes), 0) FROM evals").getInt64();
+    entries_written_ = reader_.execAndGet("SELECT count(*) FROM evals").getInt64();
+    library_bytes_ = uint64_t(payload_);
+    entries_ = uint64_t(entries_written_);
+    use_clock_ = reader_.execAndGet("SELECT coalesce(max(used), 0) FROM evals").getInt64();
+    thread_ = std::thread([this] { loop(); });
+  }
+
+  ~SqliteStore() override {
+    {
+      std::lock_guard lock(mutex_);
+      closing_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+
+  std::string_view backend() const override { return "sqlite"; }
+
+  Status create_job(const JobRecord& j) override {
+    return submit(
+        [j](Writer& w) {
+          auto& s = w.insert_job;
+          s.bind(1, j.id);
+          s.bind(2, j.kind);
+          s.bind(3, j.owner);
+          s.bind(4, text_of(j.request));
+          s.bind(5, j.status);
+          s.bind(6, text_of(j.progress));
+          s.bind(7, text_of(j.result));
+          s.bind(8, text_of(j.error));
+          s.bind(9, j.cancel_requested ? 1 : 0);
+          s.bind(10, static_cast<int64_t>(j.created_ms));
+          s.bind(11, static_cast<int64_t>(j.finished_ms));
+          run(s);
+        },
+        true);
+  }
+
+  Status update_job(const JobUpdate& u, bool durable) override {
+    return submit(
+        [u](Writer& w) {
+          auto& s = w.update_job;
+          bind_opt(s, 1, u.status);
+          bind_opt(s, 2, u.progress);
+          bind_opt(s, 3, u.result);
+          bind_opt(s, 4, u.error);
+          bind_opt(s, 5, u.cancel_requested);
+          bind_opt(s, 6, u.finished_ms);
+          s.bind(7, u.id);
+          run(s);
+          if (u.finished_ms) {  // a finished review's plies are of no more use
+            w.delete_plies.bind(1, u.id);
+            run(w.delete_plies);
+          }
+        },
+        durable);
+  }
+
+  void save_ply(const std::string& id, int ply, const json& data) override {
+    (void)submit(
+        [id, ply, text = text_of(data)](Writer& w) {
+          auto& s = w.insert_ply;
+          s.bind(1, id);
+          s.bind(2, ply);
+          s.bind(3, text);
+          run(s);
+        },
+        false);
+  }
+
+  void remove_job(const std::string& id) override {
+    (void)submit(
+        [id](Writer& w) {
+          w.delete_job.bind(1, id);
+          run(w.delete_job);
+          w.delete_plies.bind(1, id);
+          run(w.delete_plies);
+        },
+        false);
+  }
+
+  std::vector<JobRecord> load_jobs() override {
+    std::lock_guard lock(read_mutex_);
+    std::vector<JobRecord> out;
+    SQLite::Statement q(reader_,
+                        "SELECT id, kind, owner, request, status, progress, result, error, "
+                        "cancel_requested, created_ms, finished_ms FROM jobs ORDER BY created_ms");
+    while (q.executeStep()) {
+      JobRecord j;
+      j.id = q.getColumn(0).getString();
+      j.kind = q.getColumn(1).getString();
+      j.owner = q.getColumn(2).getString();
+      j.request = json_of(q.getColumn(3).getString());
+      j.status = q.getColumn(4).getString();
+      j.progress = json_of(q.getColumn(5).getString());
+      j.result = json_of(q.getColumn(6).getString());
+      j.error = json_of(q.getColumn(7).getString());
+      j.cancel_requested = q.getColumn(8).getInt() != 0;
+      j.created_ms = q.getColumn(9).getInt64();
+      j.finished_ms = q.getColumn(10).getInt64();
+      out.push_back(std::move(j));
+    }
+    return out;
+  }
+
+  std::map<int, json> load_plies(const std::string& id) override {
+    std::lock_guard lock(read_mutex_);
+    std::map<int, json> out;
+    SQLite::Statement q(reader_, "SELECT ply, data FROM job_plies WHERE job_id = ?");
+    q.bind(1, id);
+    while (q.executeStep()) out[q.getColumn(0).getInt()] = json_of(q.getColumn(1).getString());
+    return out;
+  }
+
+  void expire_jobs(int64_t before_ms) override {
+    (void)submit(
+        [before_ms](Writer& w) {
+          SQLite::Statement s(w.db,
+                              "DELETE FROM job_plies WHERE job_id IN (SELECT id FROM jobs WHERE "
+                              "finished_ms > 0 AND finished_ms < ?)");
+          s.bind(1, static_cast<int64_t>(before_ms));
+          s.exec();
+          SQLite::Statement j(w.db, "DELETE FROM jobs WHERE finished_ms > 0 AND finished_ms < ?");
+          j.bind(1, static_cast<int64_t>(before_ms));
+          j.exec();
+        },
+        false);
+  }
+
+  std::optional<Eval> find_eval(const std::string& position, int multipv, int min_depth) override {
+    std::optional<Eval> found;
+    try {
+      std::lock_guard lock(read_mutex_);
+      if (!find_) {
+        find_ = std::make_unique<SQLite::Statement>(
+            reader_,
+            "SELECT depth, multipv, body FROM evals WHERE position = ? AND multipv >= ? AND "
+            "depth >= ? ORDER BY depth DESC, multipv ASC LIMIT 1");
+      }
+      SQLite::Statement& q = *find_;
+      q.reset();
+      q.clearBindings();
+      q.bind(1, position);
+      q.bind(2, multipv);
+      q.bind(3, min_depth);
+      if (q.executeStep())
+        found = Eval{q.getColumn(0).getInt(), q.getColumn(1).getInt(), q.getColumn(2).getString()};
+      q.reset();
+    } catch (...) {
+      log_failure("a library lookup", current_exception_text());
+      return std::nullopt;
+    }
+    if (found) {
+      const int64_t used = ++use_clock_;
+      (void)submit(
+          [position, mpv = found->multipv, used](Writer& w) {
+            w.touch_eval.bind(1, static_cast<int64_t>(used));
+            w.touch_eval.bind(2, position);
+            w.touch_eval.bind(3, mpv);
+            run(w.touch_eval);
+          },
+          false);
+    }
+    return found;
+  }
+
+  void put_eval(const std::string& position, const Eval& e) override {
+    const int64_t used = ++use_clock_;
+    (void)submit(
+        [this, position, e, used](Writer& w) {
+          const int64_t bytes = int64_t(2 * position.size() + e.body.size() + 48);
+          // A deeper analysis with as many lines stays; else this one replaces it.
+          auto& k = w.kept_eval;
+          k.bind(1, position);
+          k.bind(2, e.multipv);
+          int64_t old_bytes = 0;
+          bool deeper = false, exists = false;
+          if (k.executeStep()) {
+            exists = true;
+            deeper = k.getColumn(0).getInt() > e.depth;
+            old_bytes = k.getColumn(1).getInt64();
+          }
+          k.reset();
+          k.clearBindings();
+          if (deeper) return;
+          auto& s = w.put_eval;
+          s.bind(1, position);
+          s.bind(2, e.multipv);
+          s.bind(3, e.depth);
+          s.bind(4, e.body);
+          s.bind(5, bytes);
+          s.bind(6, static_cast<int64_t>(used));
+          run(s);
+          payload_ += bytes - old_bytes;
+          if (!exists) ++entries_written_;
+          puts_in_batch_ = true;
+        },
+        false);
+  }
+
+  LibraryStats library_stats() override {
+    std::lock_guard lock(mutex_);
+    return {library_bytes_, entries_};
+  }
+
+  void flush() override {
+    (void)submit([](Writer&) {}, true);
+  }
+
+ private:
+  struct Op {
+    std::function<void(Writer&)> apply;
+    std::shared_ptr<std::promise<Status>> done;  // durable writes only
+  };
+
+  Status submit(std::function<void(Writer&)> apply, bool durable) {
+    std::shared_ptr<std::promise<Status>> done;
+    std::future<Status> result;
+    if (durable) {
+      done = std::make_shared<std::promise<Status>>();
+      result = done->get_future();
+    }
+    {
+      std::lock_guard lock(mutex_);
+      if (closing_) return Unexpected(std::string("the store is closing"));
+      ops_.push_back(Op{std::move(apply), std::move(done)});
+    }
+    cv_.notify_one();
+    if (!durable) return true;
+    return result.get();
+  }
+
+  void loop() noexcept {
+    for (;;) {
+      std::deque<Op> batch;
+      {
+        std::unique_lock lock(mutex_);
+        cv_.wait(lock, [this] { return closing_ || !ops_.empty(); });
+        if (ops_.empty()) break;  // closing, and everything written
+        batch.swap(ops_);
+      }
+      commit(batch);
+    }
+    contained([this] { writer_.db.exec("PRAGMA optimize"); }, [](const std::string&) {});
+  }
+
+  void commit(std::deque<Op>& batch) noexcept {
+    puts_in_batch_ = false;
+    const int64_t payload = payload_, entries = entries_written_;  // as before a rollback
+    std::string failure;
+    try {
+      SQLite::Transaction t(writer_.db);
+      for (Op& op : batch) op.apply(writer_);
+      t.commit();
+    } catch (...) {
+      failure = current_exception_text();
+      reset_statements();
+      payload_ = payload;
+      entries_written_ = entries;
+    }
+    if (failure.empty()) {
+      for (Op& op : batch)
+        if (op.done) op.done->set_value(true);
+    } else {
+      // One by one: the writes that can still be committed are.
+      size_t failed = 0;
+      for (Op& op : batch) {
+        std::string why;
+        try {
+          SQLite::Transaction t(writer_.db);
+          op.apply(writer_);
+          t.commit();
+        } catch (...) {
+          why = current_exception_text();
+          reset_statements();
+        }
+        if (!why.empty()) ++failed;
+        if (op.done) {
+          if (why.empty())
+            op.done->set_value(true);
+          else
+            op.done->set_value(Unexpected(why));
+        }
+      }
+      if (failed) log_failure(std::to_string(failed) + " write(s)", failure);
+    }
+    if (puts_in_batch_)
+      contained([this] { evict(); },
+                [this](const std::string& what) { log_failure("the library's eviction", what); });
+  }
+
+  void reset_statements() noexcept {
+    for (SQLite::Statement* s :
+         {&writer_.insert_job, &writer_.update_job, &writer_.insert_ply, &writer_.delete_job,
+          &writer_.delete_plies, &writer_.put_eval, &writer_.touch_eval, &writer_.kept_eval})
+      contained(
+          [s] {
+            s->reset();
+            s->clearBindings();
+          },
+          [](const std::string&) {});
+  }
+
+  // The library's size is the pages its rows take in the file (table and
+  // indexes, as dbstat counts them). Measuring that reads every page, so it
+  // is estimated from the rows' payload and the last measured ratio, and
+  // measured only when the estimate passes the cap. Over the cap, the least
+  // recently used rows go until the library is at 3/4 of it, and the freed
+  // pages are given back to the file system.
+  void evict() {
+    SQLite::Database& db = writer_.db;
+    auto file_bytes = [&] {
+      return db
+          .execAndGet(
+              "SELECT coalesce(sum(pgsize), 0) FROM dbstat WHERE name IN "
+              "('evals', 'evals_used', 'sqlite_autoindex_evals_1')")
+          .getInt64();
+    };
+    const auto count_rows = [&] {
+      payload_ = db.execAndGet("SELECT coalesce(sum(bytes), 0) FROM evals").getInt64();
+      entries_written_ = db.execAndGet("SELECT count(*) FROM evals").getInt64();
+    };
+    const auto cap = int64_t(cap_bytes_);
+    int64_t used = int64_t(double(payload_) * ratio_);
+    if (used > cap) {
+      count_rows();
+      used = file_bytes();
+      if (payload_ > 0) ratio_ = std::max(1.0, double(used) / double(payload_));
+    }
+    if (used > cap) {
+      const int64_t target = cap / 4 * 3;
+      for (int round = 0; round < 64 && used > target && entries_written_ > 0; ++round) {
+        // Rows to drop: the share of the library that is over the target.
+        const double over = double(used - target) / double(used);
+        const auto n = std::max<int64_t>(1, int64_t(double(entries_written_) * over) + 1);
+        SQLite::Statement d(db,
+                            "DELETE FROM evals WHERE rowid IN (SELECT rowid FROM evals ORDER BY "
+                            "used LIMIT ?)");
+        d.bind(1, n);
+        d.exec();
+        count_rows();
+        used = file_bytes();
+      }
+      db.exec("PRAGMA incremental_vacuum");
+      db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+      spdlog::info("store {}: library cut to {} analyses, {} KiB (cap {} MiB)", path_,
+                   entries_written_, used / 1024, cap_bytes_ >> 20);
+    }
+    std::lock_guard lock(mutex_);
+    library_bytes_ = uint64_t(std::max<int64_t>(0, used));
+    entries_ = uint64_t(entries_written_);
+  }
+
+  void log_failure(const std::string& what, const std::string& why) {
+    // One line per second at most: a full disk fails every write.
+    const auto now = std::chrono::steady_clock::now();
+    std::lock_guard lock(log_mutex_);
+    if (now - last_log_ < std::chrono::seconds(1)) return;
+    last_log_ = now;
+    spdlog::error("store {}: {} failed: {}", path_, what, why);
+  }
+
+  FileLock lock_;
+  const std::string path_;
+  const uint64_t cap_bytes_;
+
+  std::mutex read_mutex_;
+  SQLite::Database reader_;
+  std::unique_ptr<SQLite::Statement> find_;
+
+  Writer writer_;  // the writer thread's only, with the four members after it
+  bool puts_in_batch_ = false;
+  int64_t payload_ = 0, entries_written_ = 0;  // the library's rows
+  double ratio_ = 2.0;  // file bytes per payload byte, as last measured; 2 until then
+  std::atomic<int64_t> use_clock_{0};
+
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  std::deque<Op> ops_;
+  bool closing_ = false;
+  uint64_t library_bytes_ = 0, entries_ = 0;
+
+  std::mutex log_mutex_;
+  std::chrono::steady_clock::time_point last_log_{};
+  std::thread thread_;
+};
+
+}  // namespace
+
+Expected<std::shared_ptr<Store>, std::string> open(const Settings& s) {
+  if (s.backend == "memory") return make_memory_store(s.library_mib);
+  if (s.backend != "sqlite")
+    return Unexpected("store: unknown backend '" + s.backend + "' (sqlite or memory)");
+  if (s.path.empty()) return Unexpected(std::string("store: 'path' is empty"));
+  // A full disk (or a file size limit) must fail a write, not kill the
+  // process: without this, RLIMIT_FSZ sends SIGXFSZ.
+  std::signal(SIGXFSZ, SIG_IGN);
+  std::error_code ec;
+  const auto dir = std::filesystem::path(s.path).parent_path();
+  if (!dir.empty()) std::filesystem::create_directories(dir, ec);
+  if (ec)
+    return Unexpected("store " + s.path + ": cannot create " + dir.string() + ": " + ec.message());
+  auto lock = FileLock::acquire(s.path + ".lock");
+  if (!lock) return Unexpected("store " + s.path + ": " + lock.error());
+  try {
+    {
+      SQLite::Database db(s.path, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
+      db.exec("PRAGMA busy_timeout = 5000");
+      if (auto ok = check_and_migrate(db, s.path); !ok) return Unexpected(ok.error());
+    }
+    return std::shared_ptr<Store>(std::make_shared<SqliteStore>(std::move(*lock), s.path, s));
+  } catch (...) {
+    return Unexpected("store " + s.path + ": cannot open: " + current_exception_text());
+  }
+}
+
+}  // namespace kibitz::server::store

@@ -1,0 +1,105 @@
+// The server's durable state behind one interface: jobs (with a review's
+// finished plies) and the evaluation library (finished analyses by
+// position). Backends: SQLite (the default: one file, WAL), memory (what the
+// server did before it had a store; for tests and benchmarks). A backend for
+// several instances (Redis) implements this same interface.
+//
+// Writes go through one writer per backend, in order. `durable` writes
+// return once they are committed (the 202 of a job follows its creation);
+// the others are written behind, batched with what comes meanwhile. A
+// failed write is reported (durable) or logged (behind); nothing throws.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/expected.h"
+
+namespace kibitz::server::store {
+
+// A job as kept: the request it was accepted with, so that it can run again
+// after a restart, and everything GET /v1/jobs/{id} shows.
+struct JobRecord {
+  std::string id, kind;           // kind: "analyze" or "annotate"
+  std::string owner;              // for the scheduler's fairness
+  nlohmann::json request;         // the request body as accepted
+  std::string status = "queued";  // queued, running, done, cancelled or failed
+  nlohmann::json progress = nullptr, result = nullptr, error = nullptr;
+  bool cancel_requested = false;  // DELETE came: never run again
+  int64_t created_ms = 0;         // wall clock, ms since the epoch
+  int64_t finished_ms = 0;        // 0 while unfinished
+};
+
+// What changes of a job; unset fields are left as they are.
+struct JobUpdate {
+  std::string id;
+  std::optional<std::string> status;
+  std::optional<nlohmann::json> progress, result, error;
+  std::optional<bool> cancel_requested;
+  std::optional<int64_t> finished_ms;
+};
+
+// One finished analysis of a position, as the library keeps it.
+struct Eval {
+  int depth = 0;
+  int multipv = 1;
+  std::string body;  // the engine's result (server/store/result_codec.h), JSON text
+};
+
+struct LibraryStats {
+  uint64_t bytes = 0;    // what the library takes (the file's used pages for SQLite)
+  uint64_t entries = 0;  // stored analyses
+};
+
+using Status = Expected<bool, std::string>;  // true, or why the store could not write
+
+class Store {  // thread-safe
+ public:
+  virtual ~Store() = default;
+  virtual std::string_view backend() const = 0;  // "sqlite" or "memory"
+
+  // --- jobs ---
+  virtual Status create_job(const JobRecord& job) = 0;  // durable
+  virtual Status update_job(const JobUpdate& update, bool durable) = 0;
+  // A review's finished ply (0-based) and its searches, written behind.
+  virtual void save_ply(const std::string& id, int ply, const nlohmann::json& data) = 0;
+  virtual void remove_job(const std::string& id) = 0;  // written behind
+  // Every job kept, oldest first, and a review's finished plies.
+  virtual std::vector<JobRecord> load_jobs() = 0;
+  virtual std::map<int, nlohmann::json> load_plies(const std::string& id) = 0;
+  // Forgets the jobs finished before this time (ms since the epoch).
+  virtual void expire_jobs(int64_t finished_before_ms) = 0;
+
+  // --- the evaluation library ---
+  // The deepest analysis of `position` with at least `multipv` lines and
+  // `min_depth`; counts a hit or a miss and marks it used.
+  virtual std::optional<Eval> find_eval(const std::string& position, int multipv,
+                                        int min_depth) = 0;
+  // Kept unless a deeper one with as many lines is kept; written behind.
+  // The least recently used analyses go when the library passes its cap.
+  virtual void put_eval(const std::string& position, const Eval& eval) = 0;
+  virtual LibraryStats library_stats() = 0;
+
+  // Returns when everything written before is committed (or failed).
+  virtual void flush() = 0;
+};
+
+struct Settings {
+  std::string backend = "sqlite";  // or "memory"
+  std::string path = "data/kibitz.db";
+  int library_min_depth = 10;  // shallower analyses are not kept
+  size_t library_mib = 256;    // the library is cut to this, least recently used first
+};
+
+// Opens the backend. Errors are one line for the operator: the file is
+// corrupt, from a newer Kibitz, used by another server, cannot be created.
+Expected<std::shared_ptr<Store>, std::string> open(const Settings& settings);
+std::shared_ptr<Store> make_memory_store(size_t library_mib);
+
+}  // namespace kibitz::server::store
