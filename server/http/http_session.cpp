@@ -295,6 +295,10 @@ void HttpSession::dispatch_route(Request& req) {
       return;
     case Route::job:
       return reply(ex_.method == "DELETE" ? api.delete_job(route.id) : api.get_job(route.id));
+    case Route::evals:
+      return reply(api.evals(ex_.parsed.query_param("game").value_or(""),
+                             ex_.parsed.query_param("fen").value_or(""),
+                             ex_.parsed.query_param("multipv").value_or("")));
     case Route::moves:
       if (auto body = parse()) reply(api.moves(*body));
       return;

@@ -18,6 +18,7 @@ struct Entry {
 constexpr std::array kRoutes{
     Entry{"/v1/analyze", Route::analyze, "analyze", "POST, OPTIONS"},
     Entry{"/v1/jobs", Route::jobs, "jobs", "POST, OPTIONS"},
+    Entry{"/v1/evals", Route::evals, "analyze", "GET, OPTIONS"},
     Entry{"/v1/moves", Route::moves, "moves", "POST, OPTIONS"},
     Entry{"/v1/perft", Route::perft, "perft", "POST, OPTIONS"},
     Entry{"/v1/games/annotate", Route::annotate, "annotate", "POST, OPTIONS"},

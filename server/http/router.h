@@ -13,6 +13,7 @@ enum class Route {
   analyze,
   jobs,
   job,
+  evals,
   moves,
   perft,
   annotate,
