@@ -28,6 +28,9 @@ class Server:
         self.log = open(self.log_path, "wb")
         full_env = dict(os.environ)
         full_env.setdefault("KIBITZ_LOG_LEVEL", "warn")  # a line per request would fill the disk
+        # Its own store, never the working directory's data/kibitz.db.
+        self.store_dir = tempfile.mkdtemp(prefix="kibitz-store-")
+        full_env.setdefault("KIBITZ_STORE_PATH", os.path.join(self.store_dir, "kibitz.db"))
         full_env.update(env or {})
         self.proc = subprocess.Popen([binary, "serve", "--address", "127.0.0.1", "--port", "0", *args],
                                      stdout=subprocess.PIPE, stderr=self.log, env=full_env)

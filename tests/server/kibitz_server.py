@@ -5,8 +5,10 @@ import http.client
 import json
 import os
 import signal
+import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 
@@ -26,11 +28,18 @@ DRAUGHTS_START = "W:Wa1,a3,b2,c1,c3,d2,e1,e3,f2,g1,g3,h2:Ba7,b6,b8,c7,d6,d8,e7,f
 class Server:
     """`with Server(extra_args, env) as s:` runs one kibitz server."""
 
-    def __init__(self, args=(), env=None, search_threads=2):
+    def __init__(self, args=(), env=None, search_threads=2, preexec_fn=None):
         self.args = ["serve", "--port", "0", "--search-threads", str(search_threads),
                      "--hash-chess", "8", "--hash-draughts", "8", *args]
         self.env = dict(os.environ)
         self.env.update(env or {})
+        # Each server its own store, unless the test gives one (a restart
+        # on the same file): servers of parallel tests never share a file.
+        self.own_store = None
+        if "KIBITZ_STORE_PATH" not in self.env:
+            self.own_store = tempfile.mkdtemp(prefix="kibitz-store-")
+            self.env["KIBITZ_STORE_PATH"] = os.path.join(self.own_store, "kibitz.db")
+        self.preexec_fn = preexec_fn
         self.proc = None
         self.port = None
         self.stderr_lines = []
@@ -41,10 +50,13 @@ class Server:
 
     def __exit__(self, *exc):
         self.kill()
+        if self.own_store:
+            shutil.rmtree(self.own_store, ignore_errors=True)
 
     def start(self):
         self.proc = subprocess.Popen([KIBITZ, *self.args], stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, env=self.env, text=True)
+                                     stderr=subprocess.PIPE, env=self.env, text=True,
+                                     preexec_fn=self.preexec_fn)
         # stderr is drained all along, so the server never blocks on its log.
         threading.Thread(target=self._drain, daemon=True).start()
         line = self.proc.stdout.readline()
