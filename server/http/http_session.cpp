@@ -7,6 +7,7 @@
 #include <boost/asio/write.hpp>
 #include <boost/beast/http/file_body.hpp>
 
+#include "answer_memo.h"
 #include "openapi_document.h"
 #include "static_files.h"
 #include "ws_session.h"
@@ -23,6 +24,12 @@ bool wants_ndjson(const http::request<http::string_body>& req) {
 }
 
 std::string_view sv(beast::string_view s) { return {s.data(), s.size()}; }
+
+bool is_cache_hit(const Reply& r) {
+  for (const auto& [name, value] : r.headers)
+    if (name == "X-Kibitz-Cache") return value == "hit";
+  return false;
+}
 
 }  // namespace
 
@@ -288,6 +295,7 @@ void HttpSession::dispatch_route(Request& req) {
       return send_body(200, "application/yaml", document, {{"Cache-Control", "no-cache"}});
     }
     case Route::analyze:
+      if (answer_from_memo(req)) return;
       if (auto body = parse()) handle_analyze(req, *body);
       return;
     case Route::jobs:
@@ -321,6 +329,18 @@ void HttpSession::dispatch_route(Request& req) {
       break;
   }
   reply_error(404, "not_found", "no such endpoint");
+}
+
+// A synchronous request whose identical body was answered from the result
+// cache before is answered from the same entry (answer_memo.h), before its
+// body is even parsed; the rest takes the one route through the Api.
+bool HttpSession::answer_from_memo(const Request& req) {
+  if (wants_ndjson(req) || ctx_.stopping) return false;
+  auto text = AnswerMemo::of_this_thread(&ctx_).find(req.body());
+  if (!text) return false;
+  ctx_.api.metrics().cache_hit();
+  send_body(200, "application/json", std::move(text), {{"X-Kibitz-Cache", "hit"}});
+  return true;
 }
 
 void HttpSession::handle_analyze(Request& req, const nlohmann::json& body) {
@@ -390,7 +410,11 @@ void HttpSession::handle_analyze(Request& req, const nlohmann::json& body) {
     inline_answer->open = false;
     now = std::move(inline_answer->reply);
   }
-  if (now) return on_analyze_done(seq, std::move(*now));
+  if (now) {
+    if (!streaming && now->status == 200 && now->text && is_cache_hit(*now))
+      AnswerMemo::of_this_thread(&ctx_).remember(req.body(), now->text);
+    return on_analyze_done(seq, std::move(*now));
+  }
   // A cached or invalid request has already posted its answer, which runs
   // before this: only a real search is watched for the client hanging up.
   net::post(stream_.get_executor(), [self = shared_from_this(), seq] {

@@ -74,6 +74,7 @@ class HttpSession : public Session, public std::enable_shared_from_this<HttpSess
     bool answering = false;  // a write of the answer has started
   };
 
+  bool answer_from_memo(const Request& req);
   void read_request();
   void read_header();
   void on_header(beast::error_code ec);

@@ -243,5 +243,60 @@ class HalfCloseTest(unittest.TestCase):
         self.assertTrue(wait_until(lambda: self.server.metric("kibitz_jobs_running") == 0))
 
 
+class AnswerMemoTest(unittest.TestCase):
+    """An identical request body answered from the cache before is answered
+    from the same entry on the I/O thread (server/http/answer_memo.h): the
+    same bytes, counted as a cache hit, and never once the cache has
+    dropped the entry."""
+
+    @classmethod
+    def setUpClass(cls):
+        # One I/O thread, so every request meets the same memo; a result
+        # cache of one entry, so a second position evicts the first.
+        cls.server = Server(["--io-threads", "1"], env={"KIBITZ_CACHE_ENTRIES": "1"})
+        cls.server.start()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.server.kill()
+
+    def send(self, raw_body, accept=None):
+        c = self.server.conn()
+        headers = {"Content-Type": "application/json"}
+        if accept:
+            headers["Accept"] = accept
+        c.request("POST", "/v1/analyze", body=raw_body, headers=headers)
+        r = c.getresponse()
+        out = r.status, r.getheader("X-Kibitz-Cache"), r.read()
+        c.close()
+        return out
+
+    def test_identical_bodies_share_the_cached_answer_while_it_is_cached(self):
+        a = json.dumps({"fen": CHESS_MIDDLE, "moves": ["h2h3"], "limits": {"depth": 3}})
+        b = json.dumps({"fen": CHESS_MIDDLE, "moves": ["a2a3"], "limits": {"depth": 3}})
+        hits = self.server.metric("kibitz_cache_hits_total")
+        status, cache, searched = self.send(a)
+        self.assertEqual((status, cache), (200, None))
+        answers = [self.send(a) for _ in range(3)]  # the Api's cache, then the memo
+        for status, cache, body in answers:
+            self.assertEqual((status, cache), (200, "hit"))
+            self.assertEqual(body, answers[0][2])
+            SCHEMAS.check_http("/v1/analyze", "POST", 200, json.loads(body))
+        self.assertEqual(json.loads(answers[0][2])["lines"], json.loads(searched)["lines"])
+        self.assertEqual(self.server.metric("kibitz_cache_hits_total"), hits + 3)
+        # The same request in other bytes takes the Api's route to the same entry.
+        status, cache, body = self.send(json.dumps(json.loads(a), indent=1))
+        self.assertEqual((status, cache, body), (200, "hit", answers[0][2]))
+        # A stream is never answered from the memo.
+        status, cache, body = self.send(a, accept="application/x-ndjson")
+        self.assertEqual((status, cache), (200, None))
+        self.assertTrue(body.endswith(b"\n"), body)
+        # b evicts a from the one-entry cache: a is searched again, not
+        # answered from the memo.
+        self.assertEqual(self.send(b)[:2], (200, None))
+        self.assertEqual(self.send(a)[:2], (200, None))
+        self.assertEqual(self.send(a)[:2], (200, "hit"))
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)
