@@ -10,7 +10,8 @@
 #      the deep perft cases (label "slow"), which would take minutes there;
 #      the chaos test (scripts/chaos.sh) runs here for 60 s.
 #   3. ThreadSanitizer build: the tests of shared state between threads
-#      (transposition table, thread pool, search jobs, server), and the
+#      (transposition table, thread pool, search jobs, server, the store's
+#      concurrent use: server.store.*), and the
 #      chaos test for KIBITZ_CHAOS_SECONDS (default here 30).
 #   4. Every libFuzzer target for 30 seconds (clang-14, ASan+UBSan): FEN,
 #      moves and records of both games, server request bodies, WebSocket
@@ -72,14 +73,14 @@ fi
 if has tsan; then
   echo "== ThreadSanitizer: table, thread pool, search jobs, server"
   # Only what the -R filter below runs.
-  targets="kibitz core_tests_generic server_api_tests server_api_dump_samples server_http_tests"
+  targets="kibitz core_tests_generic server_api_tests server_api_dump_samples server_http_tests store_tests"
   KIBITZ_BUILD_TARGETS="$targets access_tests" sanitizer_build build-tsan thread
   reports=$(sanitizer_reports_dir build-tsan)
   status=0
   TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:log_path=$reports/tsan \
   KIBITZ_CHAOS_SECONDS=${KIBITZ_CHAOS_SECONDS:-30} \
     ctest --test-dir build-tsan --output-on-failure --parallel "$jobs" -LE slow \
-      -R 'TranspositionTable|ThreadPool|ChessSearch|DraughtsSearch|server\.|Scheduler|^chaos$' || status=$?
+      -R 'TranspositionTable|ThreadPool|ChessSearch|DraughtsSearch|server\.|server\.store\.|Scheduler|^chaos$' || status=$?
   check_sanitizer_reports "$reports" "$status"
 fi
 if has fuzz; then

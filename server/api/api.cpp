@@ -300,7 +300,8 @@ class ApiImpl final : public Api {
   }
 
   // The answer without searching: a position without a legal move, or a
-  // cached result (serialised already when `as_text`, else as JSON).
+  // cached result (serialised already when `as_text`, else as JSON), or for
+  // an analysis asked now (`as_text`), the evaluation library's.
   std::optional<Reply> immediate(const AnalyzeCall& call, bool as_text) {
     if (call.position.legal_moves == 0)
       return Reply{200,
@@ -319,6 +320,9 @@ class ApiImpl final : public Api {
       return Reply{200, std::move(*hit), nullptr, {{"X-Kibitz-Cache", "hit"}}};
     }
     metrics_.cache_miss();
+    // The library answers analyses asked for now (REST, NDJSON, WebSocket);
+    // a job runs its own search to the limits it asked for.
+    if (!as_text) return std::nullopt;
     if (auto kept = library_answer(*core_, call)) {
       core_->cache.put(call.cache_key, kept->body);
       return kept;

@@ -247,6 +247,11 @@ nlohmann::json to_json(const Config& config) {
   nlohmann::json j = nlohmann::json::object();
   for (const Field& f : fields())
     std::visit([&](auto member) { j[f.name] = config.*member; }, f.member);
+  const store::Settings& s = config.store;  // as decoded, every key
+  j["store"] = {{"backend", s.backend},
+                {"path", s.path},
+                {"library_min_depth", s.library_min_depth},
+                {"library_mib", s.library_mib}};
   return j;
 }
 

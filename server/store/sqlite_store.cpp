@@ -237,7 +237,16 @@ class SqliteStore final : public Store {
   }
 
   std::optional<Eval> find_eval(const std::string& position, int multipv, int min_depth) override {
-    std::optional<Eval> found;
+    // What was put and is not committed yet counts too: a lookup right
+    // after a search finds it.
+    std::optional<Eval> pending, found;
+    {
+      std::lock_guard lock(pending_mutex_);
+      for (const auto& [serial, kept] : pending_)
+        if (kept.first == position && kept.second.multipv >= multipv &&
+            kept.second.depth >= min_depth && (!pending || kept.second.depth > pending->depth))
+          pending = kept.second;
+    }
     try {
       std::lock_guard lock(read_mutex_);
       if (!find_) {
@@ -257,8 +266,9 @@ class SqliteStore final : public Store {
       q.reset();
     } catch (...) {
       log_failure("a library lookup", current_exception_text());
-      return std::nullopt;
+      return pending;
     }
+    if (pending && (!found || pending->depth > found->depth)) return pending;
     if (found) {
       const int64_t used = ++use_clock_;
       (void)submit(
@@ -275,6 +285,11 @@ class SqliteStore final : public Store {
 
   void put_eval(const std::string& position, const Eval& e) override {
     const int64_t used = ++use_clock_;
+    // Readable at once, also before the writer commits it.
+    {
+      std::lock_guard lock(pending_mutex_);
+      pending_.emplace(used, std::make_pair(position, e));
+    }
     (void)submit(
         [this, position, e, used](Writer& w) {
           const int64_t bytes = int64_t(2 * position.size() + e.body.size() + 48);
@@ -304,7 +319,11 @@ class SqliteStore final : public Store {
           if (!exists) ++entries_written_;
           puts_in_batch_ = true;
         },
-        false);
+        false,
+        [this, used] {
+          std::lock_guard lock(pending_mutex_);
+          pending_.erase(used);
+        });
   }
 
   LibraryStats library_stats() override {
@@ -320,9 +339,11 @@ class SqliteStore final : public Store {
   struct Op {
     std::function<void(Writer&)> apply;
     std::shared_ptr<std::promise<Status>> done;  // durable writes only
+    std::function<void()> after;                 // once committed or failed
   };
 
-  Status submit(std::function<void(Writer&)> apply, bool durable) {
+  Status submit(std::function<void(Writer&)> apply, bool durable,
+                std::function<void()> after = nullptr) {
     std::shared_ptr<std::promise<Status>> done;
     std::future<Status> result;
     if (durable) {
@@ -332,7 +353,7 @@ class SqliteStore final : public Store {
     {
       std::lock_guard lock(mutex_);
       if (closing_) return Unexpected(std::string("the store is closing"));
-      ops_.push_back(Op{std::move(apply), std::move(done)});
+      ops_.push_back(Op{std::move(apply), std::move(done), std::move(after)});
     }
     cv_.notify_one();
     if (!durable) return true;
@@ -393,6 +414,8 @@ class SqliteStore final : public Store {
       }
       if (failed) log_failure(std::to_string(failed) + " write(s)", failure);
     }
+    for (Op& op : batch)
+      if (op.after) contained(op.after, [](const std::string&) {});
     if (puts_in_batch_)
       contained([this] { evict(); },
                 [this](const std::string& what) { log_failure("the library's eviction", what); });
@@ -472,6 +495,9 @@ class SqliteStore final : public Store {
   FileLock lock_;
   const std::string path_;
   const uint64_t cap_bytes_;
+
+  std::mutex pending_mutex_;
+  std::map<int64_t, std::pair<std::string, Eval>> pending_;  // put, not yet committed; by use
 
   std::mutex read_mutex_;
   SQLite::Database reader_;

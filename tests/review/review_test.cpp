@@ -4,7 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
+#include <map>
 #include <mutex>
 #include <new>
 #include <stdexcept>
@@ -369,6 +371,65 @@ TEST(Review, OnProgressThatThrowsFailsTheReviewOnce) {
   EXPECT_EQ(out.result->error().code, "internal");
   EXPECT_EQ(out.result->error().message, "progress sink broken");
   EXPECT_LT(calls.load(), 60);
+}
+
+// A review resumed with the plies a first run finished (on_ply) searches
+// only the others, and ends with the same review as one run from the start.
+TEST(Review, ResumedReviewSearchesOnlyTheUnfinishedPlies) {
+  auto service = test::make_service(2, 16);
+  const std::string game = "1. e4 e5 2. Nf3 Qh4 3. Nxh4 Nf6 4. d4 d6 *";
+  Options o;
+  o.limits.depth = 6;
+  std::mutex m;
+  std::map<size_t, FinishedPly> kept;
+  o.on_ply = [&](size_t ply, const FinishedPly& f) {
+    std::lock_guard lock(m);
+    EXPECT_FALSE(kept.count(ply)) << "ply " << ply << " reported twice";
+    kept[ply] = f;
+  };
+  Outcome full = review_with(*service, game, o);
+  ASSERT_TRUE(full.result && *full.result);
+  ASSERT_EQ(kept.size(), 8u);
+
+  // Resumed with every ply but 3 and 6 finished: only those two are searched.
+  Options resumed = o;
+  for (auto& [ply, f] : kept)
+    if (ply != 3 && ply != 6) resumed.finished[ply] = f;
+  std::vector<size_t> searched;
+  resumed.on_ply = [&](size_t ply, const FinishedPly&) {
+    std::lock_guard lock(m);
+    searched.push_back(ply);
+  };
+  int first_progress = -1;
+  Outcome second = review_with(*service, game, resumed, [&](const Progress& p) {
+    std::lock_guard lock(m);
+    if (first_progress < 0) first_progress = p.done;
+  });
+  ASSERT_TRUE(second.result && *second.result);
+  std::sort(searched.begin(), searched.end());
+  EXPECT_EQ(searched, (std::vector<size_t>{3, 6}));
+  EXPECT_GE(first_progress, 6);  // progress counts the resumed plies
+  const Review& a = **full.result;
+  const Review& b = **second.result;
+  ASSERT_EQ(b.plies.size(), a.plies.size());
+  for (size_t i = 0; i < a.plies.size(); ++i)
+    if (i != 3 && i != 6) {
+      EXPECT_EQ(b.plies[i].best_line, a.plies[i].best_line) << i;
+      EXPECT_EQ(b.plies[i].eval_before, a.plies[i].eval_before) << i;
+      EXPECT_EQ(b.plies[i].judgment, a.plies[i].judgment) << i;
+    }
+  EXPECT_EQ(b.plies[3].judgment, Judgment::blunder);  // 2...Qh4 hangs the queen, searched again
+
+  // Every ply finished before: nothing is searched at all.
+  Options done = o;
+  done.finished = kept;
+  searched.clear();
+  done.on_ply = resumed.on_ply;
+  Outcome third = review_with(*service, game, done);
+  ASSERT_TRUE(third.result && *third.result);
+  EXPECT_TRUE(searched.empty());
+  EXPECT_EQ((*third.result)->nodes, 0u);
+  EXPECT_EQ((*third.result)->annotated, a.annotated);
 }
 
 TEST(Review, OnDoneThatThrowsIsSwallowed) {

@@ -50,8 +50,6 @@ class Server:
 
     def __exit__(self, *exc):
         self.kill()
-        if self.own_store:
-            shutil.rmtree(self.own_store, ignore_errors=True)
 
     def start(self):
         self.proc = subprocess.Popen([KIBITZ, *self.args], stdout=subprocess.PIPE,
@@ -76,6 +74,8 @@ class Server:
         if self.proc and self.proc.poll() is None:
             self.proc.kill()
             self.proc.wait()
+        if self.own_store and self.proc and self.proc.poll() is not None:
+            shutil.rmtree(self.own_store, ignore_errors=True)  # its own: nobody reads it after
 
     def terminate(self, timeout=5):
         """SIGTERM; returns (exit status, seconds it took)."""

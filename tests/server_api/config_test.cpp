@@ -4,6 +4,8 @@
 #include <cstdlib>
 #include <fstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "server/api/config.h"
 
@@ -110,6 +112,46 @@ TEST(Config, InvalidJsonAndMissingFileAreErrors) {
   auto missing = load_config("/nonexistent/kibitz.json");
   ASSERT_FALSE(missing);
   EXPECT_NE(missing.error().find("/nonexistent/kibitz.json"), std::string::npos);
+}
+
+TEST(Config, StoreKeysMergeOverTheDefaultsAndEnvironmentOverridesThem) {
+  const std::string path = write_temp(R"({"store": {"path": "/tmp/elsewhere.db"}})");
+  auto c = load_config(path);
+  ASSERT_TRUE(c) << c.error();
+  EXPECT_EQ(c->store.path, "/tmp/elsewhere.db");
+  EXPECT_EQ(c->store.backend, "sqlite");  // kept from the defaults
+  EXPECT_EQ(c->store.library_mib, 256u);
+  {
+    EnvVar p("KIBITZ_STORE_PATH", "/var/lib/kibitz/k.db");
+    EnvVar b("KIBITZ_STORE_BACKEND", "memory");
+    EnvVar m("KIBITZ_STORE_LIBRARY_MIB", "7");
+    auto e = load_config(path);
+    ASSERT_TRUE(e) << e.error();
+    EXPECT_EQ(e->store.path, "/var/lib/kibitz/k.db");
+    EXPECT_EQ(e->store.backend, "memory");
+    EXPECT_EQ(e->store.library_mib, 7u);
+  }
+  std::remove(path.c_str());
+}
+
+TEST(Config, BadStoreSettingsAreNamed) {
+  for (const auto& [text, expect] : std::vector<std::pair<std::string, std::string>>{
+           {R"({"store": {"backend": "redis"}})", "store.backend"},
+           {R"({"store": {"path": ""}})", "store.path"},
+           {R"({"store": {"library_mib": 0}})", "store.library_mib"},
+           {R"({"store": {"library_min_depth": "deep"}})", "store.library_min_depth"},
+           {R"({"store": {"paht": "x"}})", "store.paht"},
+           {R"({"store": 3})", "store"}}) {
+    const std::string path = write_temp(text);
+    auto c = load_config(path);
+    ASSERT_FALSE(c) << text;
+    EXPECT_NE(c.error().find(expect), std::string::npos) << c.error();
+    std::remove(path.c_str());
+  }
+  EnvVar m("KIBITZ_STORE_LIBRARY_MIB", "lots");
+  auto c = load_config("");
+  ASSERT_FALSE(c);
+  EXPECT_NE(c.error().find("KIBITZ_STORE_LIBRARY_MIB"), std::string::npos) << c.error();
 }
 
 TEST(Config, LogLevelIsChecked) {

@@ -1,0 +1,162 @@
+"""Jobs survive the server: 20 reviews and 20 analysis jobs are submitted,
+the server is killed (SIGKILL, then in a second round SIGTERM) while they
+run, and a new server on the same store finishes them all. Each job ends
+once: a job the first server stored as finished is not run again, and the
+reviews resume from the plies they had finished (the log says how many,
+and their progress starts there)."""
+
+import os
+import re
+import shutil
+import signal
+import sys
+import tempfile
+import time
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from kibitz_server import Server, wait_until  # noqa: E402
+
+# Short games, so that a review takes about a second here.
+GAMES = [
+    "1. e4 e5 2. Nf3 Nc6 3. Bb5 a6 4. Ba4 Nf6 5. O-O Be7 6. Re1 b5 *",
+    "1. d4 d5 2. c4 e6 3. Nc3 Nf6 4. Bg5 Be7 5. e3 O-O 6. Nf3 h6 *",
+    "1. e4 c5 2. Nf3 d6 3. d4 cxd4 4. Nxd4 Nf6 5. Nc3 a6 6. Be2 e5 *",
+    "1. c4 e5 2. Nc3 Nf6 3. g3 d5 4. cxd5 Nxd5 5. Bg2 Nb6 6. Nf3 Nc6 *",
+]
+FIRST_MOVES = ["a2a3", "a2a4", "b2b3", "b2b4", "c2c3", "c2c4", "d2d3", "d2d4", "e2e3", "e2e4",
+               "f2f3", "f2f4", "g2g3", "g2g4", "h2h3", "h2h4", "b1a3", "b1c3", "g1f3", "g1h3"]
+REVIEW_NODES = int(os.environ.get("KIBITZ_TEST_REVIEW_NODES", "10000"))
+ANALYSIS_DEPTH = int(os.environ.get("KIBITZ_TEST_ANALYSIS_DEPTH", "9"))
+FINISH_TIMEOUT = float(os.environ.get("KIBITZ_TEST_FINISH_TIMEOUT", "240"))
+
+
+def submit_all(s):
+    """20 reviews and 20 analyses, interleaved; returns {id: kind}."""
+    jobs = {}
+    for i in range(20):
+        status, _, body = s.post("/v1/games/annotate",
+                                 {"pgn": GAMES[i % len(GAMES)], "limits": {"nodes": REVIEW_NODES}})
+        assert status == 202, body
+        jobs[body["id"]] = "annotate"
+        status, _, body = s.post("/v1/jobs", {"moves": [FIRST_MOVES[i]],
+                                              "limits": {"depth": ANALYSIS_DEPTH}})
+        assert status == 202, body
+        jobs[body["id"]] = "analyze"
+    return jobs
+
+
+def states(s, jobs):
+    out = {}
+    for job_id in jobs:
+        status, _, body = s.get("/v1/jobs/" + job_id)
+        assert status == 200, (job_id, status, body)
+        out[job_id] = body
+    return out
+
+
+def finished_lines(log, job_id):
+    return len(re.findall(r"job %s finished: done" % job_id, log))
+
+
+class StoreRestart(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="kibitz-restart-")
+        self.env = {"KIBITZ_STORE_PATH": os.path.join(self.dir, "kibitz.db")}
+
+    def tearDown(self):
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def round(self, stop):
+        first = Server(env=self.env)
+        first.start()
+        try:
+            jobs = submit_all(first)
+            # Stop when some jobs are done and a review is half-way.
+            seen = {}
+
+            def half_way():
+                st = states(first, jobs)
+                seen.update(st)
+                done = sum(1 for b in st.values() if b["status"] == "done")
+                reviewing = any(b["kind"] == "annotate" and b["status"] == "running"
+                                and 2 <= b["progress"]["ply"] < b["progress"]["plies"]
+                                for b in st.values())
+                return done >= 4 and reviewing
+            self.assertTrue(wait_until(half_way, timeout=FINISH_TIMEOUT, interval=0.02),
+                            "no review got half-way\n" + first.log()[-3000:])
+            before = dict(seen)  # the look that found the review half-way
+            stop(first)
+        finally:
+            first.kill()
+        log1 = first.log()
+
+        second = Server(env=self.env)
+        second.start()
+        try:
+            # Right after the start, before anything ran further: a resumed
+            # review's progress is where its stored plies are.
+            def resumed_reviews():
+                return {m.group(1): int(m.group(2)) for m in re.finditer(
+                    r"review (\w+) game=chess resumes with (\d+) of \d+ plies finished",
+                    second.log())}
+            # The oldest unfinished job, the half-way review, starts first.
+            self.assertTrue(wait_until(resumed_reviews, timeout=60), second.log()[-3000:])
+            for j, k in resumed_reviews().items():
+                progress = second.get("/v1/jobs/" + j)[2]["progress"]
+                self.assertGreaterEqual(progress["ply"], k, progress)  # goes on from there
+            self.assertTrue(wait_until(lambda: all(
+                b["status"] == "done" for b in states(second, jobs).values()),
+                timeout=FINISH_TIMEOUT, interval=0.1), second.log()[-3000:])
+            after = states(second, jobs)
+            resumed = resumed_reviews()
+        finally:
+            second.kill()
+        log2 = second.log()
+
+        for job_id, kind in jobs.items():
+            body = after[job_id]
+            self.assertEqual(body["status"], "done", body)
+            self.assertEqual(body["kind"], kind)
+            if kind == "annotate":
+                self.assertEqual(len(body["result"]["plies"]), 12, body)
+            else:
+                self.assertEqual(body["result"]["depth"], ANALYSIS_DEPTH, body)
+            # Finished exactly once: at most one stored end over both runs,
+            # and one stored by the first server does not run again.
+            ends = finished_lines(log1, job_id) + finished_lines(log2, job_id)
+            self.assertLessEqual(ends, 1, job_id)
+            if finished_lines(log1, job_id):
+                self.assertNotIn("job %s recovered" % job_id, log2)
+            if before[job_id]["status"] == "done":  # seen finished: kept as it was
+                self.assertEqual(after[job_id]["result"], before[job_id]["result"])
+        # Jobs the first server had not finished ran again on the second
+        # (not those that finished between the last look and the stop).
+        unfinished = [j for j, b in before.items()
+                      if b["status"] != "done" and not finished_lines(log1, j)]
+        self.assertTrue(unfinished)
+        for job_id in unfinished:
+            self.assertIn("job %s recovered" % job_id, log2)
+        # The half-way review went on from its finished plies.
+        half = [j for j, b in before.items() if b["kind"] == "annotate" and b["status"] == "running"
+                and b["progress"]["ply"] >= 2 and not finished_lines(log1, j)]
+        self.assertTrue(half, before)
+        self.assertTrue(any(resumed.get(j, 0) >= 1 for j in half),
+                        (resumed, {j: before[j]["progress"] for j in half}))
+        for j, k in resumed.items():
+            self.assertIn(j, jobs)
+            self.assertLess(k, 12)
+        return log1, log2
+
+    def test_kill_9_and_restart(self):
+        self.round(lambda s: (s.proc.send_signal(signal.SIGKILL), s.proc.wait()))
+
+    def test_sigterm_and_restart(self):
+        def term(s):
+            code, _ = s.terminate(timeout=30)
+            self.assertEqual(code, 0)
+        self.round(term)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
