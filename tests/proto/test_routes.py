@@ -50,6 +50,7 @@ SAMPLES = {
     ("/v1/jobs", "post"): ({"limits": {"depth": 2}}, 202),
     ("/v1/jobs/{id}", "get"): (None, 200),
     ("/v1/jobs/{id}", "delete"): (None, 200),
+    ("/v1/evals", "get"): (None, 404),  # the initial position, not in an empty library
     ("/v1/games/annotate", "post"): ({"pgn": "1. e4 e5 *", "limits": {"depth": 2}}, 202),
     ("/v1/moves", "post"): ({"moves": ["e2e4"]}, 200),
     ("/v1/perft", "post"): ({"depth": 2}, 200),
