@@ -113,7 +113,8 @@ Reporter Job::reporter_for(const std::shared_ptr<Job>& job, std::weak_ptr<ApiCor
 std::shared_ptr<Job> JobStore::create(std::string kind) {
   const auto now = engine::Clock::now();
   std::lock_guard lock(mutex_);
-  purge(now);
+  // The sweep reads every job: once a second, or when the count is reached.
+  if (now - last_purge_ >= std::chrono::seconds(1) || jobs_.size() >= max_jobs_) purge(now);
   if (jobs_.size() >= max_jobs_) return nullptr;
   auto job = std::make_shared<Job>();
   do job->id = random_job_id();
@@ -137,9 +138,13 @@ void JobStore::remove(const std::string& id) {
 std::shared_ptr<Job> JobStore::find(std::string_view id) {
   const auto now = engine::Clock::now();
   std::lock_guard lock(mutex_);
-  purge(now);
   auto it = jobs_.find(std::string(id));
-  return it == jobs_.end() ? nullptr : it->second;
+  if (it == jobs_.end()) return nullptr;
+  if (expired(*it->second, now)) {  // past its retention, swept or not
+    jobs_.erase(it);
+    return nullptr;
+  }
+  return it->second;
 }
 
 std::vector<std::shared_ptr<Job>> JobStore::all() {
@@ -149,15 +154,15 @@ std::vector<std::shared_ptr<Job>> JobStore::all() {
   return out;
 }
 
+bool JobStore::expired(const Job& job, engine::Clock::time_point now) const {
+  std::lock_guard lock(job.mutex);
+  return job.finished_at && now - *job.finished_at >= retention_;
+}
+
 void JobStore::purge(engine::Clock::time_point now) {
-  for (auto it = jobs_.begin(); it != jobs_.end();) {
-    bool expired;
-    {
-      std::lock_guard lock(it->second->mutex);
-      expired = it->second->finished_at && now - *it->second->finished_at >= retention_;
-    }
-    it = expired ? jobs_.erase(it) : std::next(it);
-  }
+  last_purge_ = now;
+  for (auto it = jobs_.begin(); it != jobs_.end();)
+    it = expired(*it->second, now) ? jobs_.erase(it) : std::next(it);
 }
 
 }  // namespace kibitz::server

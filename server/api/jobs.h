@@ -64,11 +64,13 @@ class JobStore {  // thread-safe
 
  private:
   void purge(engine::Clock::time_point now);  // with mutex_ held
+  bool expired(const Job& job, engine::Clock::time_point now) const;
 
   const size_t max_jobs_;
   const std::chrono::seconds retention_;
   std::mutex mutex_;
   std::unordered_map<std::string, std::shared_ptr<Job>> jobs_;
+  engine::Clock::time_point last_purge_{};
 };
 
 }  // namespace kibitz::server
