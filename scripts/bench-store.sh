@@ -12,13 +12,13 @@
 # the SQLite store within 5% of the memory store.
 #
 # Usage: scripts/bench-store.sh [path/to/kibitz]   (default build/kibitz)
-# Env: BENCH_SECONDS per run (default 5), BENCH_ROUNDS (3),
+# Env: BENCH_SECONDS per run (default 5), BENCH_ROUNDS (4),
 #      BENCH_CONNECTIONS (16), BENCH_THREADS (2).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 kibitz=${1:-build/kibitz}
 seconds=${BENCH_SECONDS:-5}
-rounds=${BENCH_ROUNDS:-3}
+rounds=${BENCH_ROUNDS:-4}
 connections=${BENCH_CONNECTIONS:-16}
 wrk_threads=${BENCH_THREADS:-2}
 
@@ -66,7 +66,7 @@ start() {
     KIBITZ_JOB_RETENTION_S=3600 \
     "$kibitz" serve --port 0 --log-level warn --search-threads 1 >"$tmp/out" 2>"$tmp/err" &
   pid=$!
-  for _ in $(seq 100); do
+  for _ in $(seq 300); do
     grep -q '^listening on' "$tmp/out" 2>/dev/null && break
     sleep 0.1
   done
@@ -96,10 +96,13 @@ echo "kibitz $("$kibitz" --version | head -1 | cut -d' ' -f2-); wrk -t$wrk_threa
   "-d${seconds}s, $rounds rounds; $(nproc) CPUs"
 for round in $(seq "$rounds"); do
   echo "round $round"
-  for backend in sqlite memory; do
+  # Alternated: which backend goes first changes every round.
+  order="sqlite memory"
+  [ $((round % 2)) -eq 0 ] && order="memory sqlite"
+  for backend in $order; do
     start "$backend"
+    bench "$backend cached analyze" analyze  # on a fresh server, before the jobs
     bench "$backend jobs" jobs
-    bench "$backend cached analyze" analyze
     if [ "$backend" = sqlite ]; then
       jobs=$(python3 -c 'import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute("select count(*) from jobs").fetchone()[0])' "$tmp/data/kibitz.db")
       echo "  (jobs in the file: $jobs)"

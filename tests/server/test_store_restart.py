@@ -3,7 +3,8 @@ the server is killed (SIGKILL, then in a second round SIGTERM) while they
 run, and a new server on the same store finishes them all. Each job ends
 once: a job the first server stored as finished is not run again, and the
 reviews resume from the plies they had finished (the log says how many,
-and their progress starts there)."""
+and their progress starts there). Jobs cancelled with DELETE stay
+cancelled after a crash."""
 
 import os
 import re
@@ -15,7 +16,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from kibitz_server import Server, wait_until  # noqa: E402
+from kibitz_server import CHESS_MIDDLE, Server, wait_until  # noqa: E402
 
 # Short games, so that a review takes about a second here.
 GAMES = [
@@ -156,6 +157,43 @@ class StoreRestart(unittest.TestCase):
             code, _ = s.terminate(timeout=30)
             self.assertEqual(code, 0)
         self.round(term)
+
+
+class DeleteIsDurable(unittest.TestCase):
+    def test_cancelled_jobs_stay_cancelled_after_a_crash(self):
+        directory = tempfile.mkdtemp(prefix="kibitz-delete-")
+        env = {"KIBITZ_STORE_PATH": os.path.join(directory, "kibitz.db")}
+        try:
+            first = Server(env=env)
+            first.start()
+            try:
+                ids = []
+                for _ in range(3):  # two run (a thread each), one waits
+                    status, _, body = first.post("/v1/jobs", {"fen": CHESS_MIDDLE,
+                                                              "limits": {"movetime_ms": 30000}})
+                    self.assertEqual(status, 202, body)
+                    ids.append(body["id"])
+                self.assertTrue(wait_until(lambda: sum(
+                    first.get("/v1/jobs/" + j)[2]["status"] == "running" for j in ids) == 2))
+                for j in ids:
+                    status, _, body = first.request("DELETE", "/v1/jobs/" + j)
+                    self.assertEqual(status, 200, body)
+                first.proc.send_signal(signal.SIGKILL)  # at once: only what DELETE stored
+                first.proc.wait()
+            finally:
+                first.kill()
+            second = Server(env=env)
+            second.start()
+            try:
+                for j in ids:
+                    status, _, body = second.get("/v1/jobs/" + j)
+                    self.assertEqual(status, 200, body)
+                    self.assertEqual(body["status"], "cancelled", body)
+                    self.assertNotIn("job %s recovered" % j, second.log())
+            finally:
+                second.kill()
+        finally:
+            shutil.rmtree(directory, ignore_errors=True)
 
 
 if __name__ == "__main__":
