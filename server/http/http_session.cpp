@@ -656,11 +656,34 @@ void HttpSession::send_body(int status, std::string_view content_type,
     set_fields(res);
     return send(std::move(res));
   }
+  // The same answer as the last one on this connection (a client asking
+  // the same thing again) goes out behind the header Beast wrote for it.
+  const bool keep_alive = ex_.keep_alive && !stopping_;
+  const bool reusable = ex_.extra.empty();
+  if (reusable && last_head_.body == body && last_head_.status == status &&
+      last_head_.keep_alive == keep_alive && last_head_.version == ex_.version &&
+      last_head_.content_type == content_type && last_head_.headers == headers) {
+    ex_.ticket.reset();
+    ex_.slot.reset();
+    const net::const_buffer view = net::buffer(*body);  // before body is moved
+    return write_head_and_body(view, last_head_.close_after, status, std::move(body));
+  }
   // The body views the string, kept alive by send() until it is written.
   http::response<http::span_body<const char>> res{static_cast<http::status>(status), ex_.version};
   set_fields(res);
   res.body() = {body->data(), body->size()};
-  send(std::move(res), std::move(body));
+  // With its length set, a response needs the end of the connection
+  // exactly when it does not keep it alive (Beast's need_eof()).
+  const bool close_after = !keep_alive;
+  send(std::move(res), body);
+  if (!reusable) return;
+  last_head_.body = std::move(body);
+  last_head_.status = status;
+  last_head_.keep_alive = keep_alive;
+  last_head_.version = ex_.version;
+  last_head_.close_after = close_after;
+  last_head_.content_type.assign(content_type);
+  last_head_.headers = headers;
 }
 
 void HttpSession::reply_error(int status, std::string code, std::string message, Headers headers) {
@@ -691,15 +714,11 @@ void HttpSession::send(http::response<Body>&& res, std::shared_ptr<const void> k
   stream_.expires_after(std::chrono::milliseconds(ctx_.config.idle_timeout_ms));
   if constexpr (std::is_same_v<Body, http::empty_body> ||
                 std::is_same_v<Body, http::span_body<const char>>) {
+    last_head_.body.reset();  // head_ is about to hold another header
     serialize_header(res, head_);
     net::const_buffer body;
     if constexpr (!std::is_same_v<Body, http::empty_body>) body = net::buffer(res.body());
-    const std::array<net::const_buffer, 2> buffers{net::buffer(head_), body};
-    net::async_write(stream_, buffers,
-                     [self = shared_from_this(), keep = std::move(keep), close = res.need_eof(),
-                      status](beast::error_code ec, size_t n) {
-                       self->contain("write", [&] { self->on_written(ec, n, close, status); });
-                     });
+    write_head_and_body(body, res.need_eof(), status, std::move(keep));
   } else {
     auto msg = std::make_shared<http::response<Body>>(std::move(res));
     http::async_write(stream_, *msg,
@@ -709,6 +728,18 @@ void HttpSession::send(http::response<Body>&& res, std::shared_ptr<const void> k
                                       [&] { self->on_written(ec, n, msg->need_eof(), status); });
                       });
   }
+}
+
+void HttpSession::write_head_and_body(net::const_buffer body, bool close_after, int status,
+                                      std::shared_ptr<const void> keep) {
+  ex_.answering = true;
+  stream_.expires_after(std::chrono::milliseconds(ctx_.config.idle_timeout_ms));
+  const std::array<net::const_buffer, 2> buffers{net::buffer(head_), body};
+  net::async_write(stream_, buffers,
+                   [self = shared_from_this(), keep = std::move(keep), close_after, status](
+                       beast::error_code ec, size_t n) {
+                     self->contain("write", [&] { self->on_written(ec, n, close_after, status); });
+                   });
 }
 
 void HttpSession::on_written(beast::error_code ec, size_t bytes, bool close_after, int status) {

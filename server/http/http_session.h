@@ -107,6 +107,9 @@ class HttpSession : public Session, public std::enable_shared_from_this<HttpSess
   // A body in memory, not copied: HEAD gets the header alone.
   void send_body(int status, std::string_view content_type, std::shared_ptr<const std::string> body,
                  const Headers& headers = {});
+  // head_ and then `body` in one write; `keep` holds what `body` points into.
+  void write_head_and_body(net::const_buffer body, bool close_after, int status,
+                           std::shared_ptr<const void> keep);
   void on_written(beast::error_code ec, size_t bytes, bool close, int status);
   void finish_exchange(int status, uint64_t bytes);
   void on_exception(const char* where, const char* what) noexcept;
@@ -125,7 +128,18 @@ class HttpSession : public Session, public std::enable_shared_from_this<HttpSess
   std::string ip_;
   uint64_t seq_ = 0;
   Exchange ex_;
-  std::string head_;       // the header being written (one write at a time)
+  std::string head_;  // the header being written (one write at a time)
+  // What made the header in head_, when it can serve again: the same body
+  // (the same cached answer), status, fields and keep-alive.
+  struct LastHead {
+    std::shared_ptr<const std::string> body;  // null: head_ serves no other answer
+    int status = 0;
+    bool keep_alive = false, close_after = false;
+    unsigned version = 0;
+    std::string content_type;
+    Headers headers;
+  };
+  LastHead last_head_;
   bool busy_ = false;      // a request is being answered
   bool peer_eof_ = false;  // the client sends nothing more (it may still read)
   bool stopping_ = false;

@@ -297,6 +297,48 @@ class AnswerMemoTest(unittest.TestCase):
         self.assertEqual(self.send(a)[:2], (200, None))
         self.assertEqual(self.send(a)[:2], (200, "hit"))
 
+    def test_the_same_answer_again_on_a_connection_has_the_right_header(self):
+        """The header of an answer sent again on one connection is reused
+        only while everything it says still holds."""
+        body = {"fen": CHESS_MIDDLE, "moves": ["g2g3"], "limits": {"depth": 2}}
+
+        def exchange(s, data):
+            s.sendall(data)
+            raw = b""
+            while b"\r\n\r\n" not in raw:
+                part = s.recv(65536)
+                self.assertTrue(part, raw)
+                raw += part
+            status, headers, got = split_response(raw)
+            while len(got) < int(headers["content-length"]):
+                part = s.recv(65536)
+                self.assertTrue(part, raw)
+                got += part
+            return status, headers, got
+
+        s = socket.create_connection(("127.0.0.1", self.server.port), timeout=60)
+        try:
+            answers = [exchange(s, analyze_request(body)) for _ in range(4)]
+            for status, headers, got in answers[1:]:
+                self.assertEqual((status, headers, got), answers[1])
+                self.assertEqual(headers["x-kibitz-cache"], "hit")
+                self.assertNotIn("connection", headers)
+            # Another answer in between (this cache keeps one entry: not a search).
+            healthz = exchange(s, b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+            self.assertEqual((healthz[0], json.loads(healthz[2])), (200, {"status": "ok"}))
+            self.assertEqual(exchange(s, analyze_request(body)), answers[1])
+            # The last request closes the connection: its header says so.
+            close = analyze_request(body).replace(b"Host: x\r\n", b"Host: x\r\nConnection: close\r\n")
+            status, headers, got = exchange(s, close)
+            self.assertEqual((status, headers["connection"], got), (200, "close", answers[1][2]))
+            self.assertEqual(s.recv(1), b"", "the server closes after it")
+        finally:
+            s.close()
+        # HTTP/1.0 without keep-alive: the same answer, closed after.
+        status, headers, got = split_response(raw_exchange(self.server.port,
+                                                           analyze_request(body, version="1.0")))
+        self.assertEqual((status, got), (200, answers[1][2]))
+
 
 if __name__ == "__main__":
     unittest.main(verbosity=2)
