@@ -348,77 +348,88 @@ class ApiImpl final : public Api {
     const int64_t retention_ms = int64_t(core_->config.job_retention_s) * 1000;
     size_t finished = 0, resumed = 0;
     for (auto& r : records) {
-      auto job = std::make_shared<Job>();
-      job->id = r.id;
-      job->kind = r.kind;
-      job->created = now - std::chrono::milliseconds(std::max<int64_t>(0, now_ms - r.created_ms));
-      job->progress = r.progress;
-      if (r.finished_ms) {
-        if (now_ms - r.finished_ms >= retention_ms) continue;
-        job->status = r.status;
-        job->result = r.result;
-        job->error = r.error;
-        job->finished_at = now - std::chrono::milliseconds(now_ms - r.finished_ms);
-        jobs_.restore(job);
-        ++finished;
-        continue;
-      }
-      jobs_.restore(job);
-      if (r.cancel_requested) {
-        end_recovered(job, error_reply(409, "cancelled", "cancelled before the restart"), true);
-        continue;
-      }
-      const auto deadline = now + std::chrono::milliseconds(std::max<int64_t>(
-                                      0, r.created_ms + core_->config.job_deadline_ms - now_ms));
-      std::shared_ptr<Work> work;
-      if (r.kind == "annotate") {
-        auto call = decode_annotate(r.request, caps_, core_->service);
-        if (!call) {
-          end_recovered(job, call.error(), false);
-          continue;
-        }
-        for (auto& [ply, data] : core_->store->load_plies(r.id)) {
-          auto best = store::result_from_json(data.value("best", json()));
-          std::optional<engine::Result> played;
-          if (data.contains("played") && !data["played"].is_null())
-            played = store::result_from_json(data["played"]);
-          if (best && ply >= 0 && (played || data["played"].is_null()))
-            call->options.finished[size_t(ply)] = review::FinishedPly{*best, played};
-        }
-        job->progress = {{"ply", call->options.finished.size()}, {"plies", call->plies}};
-        keep_plies(*call, r.id);
-        work = std::make_shared<ReviewWork>(core_, std::move(*call), reporter_for(job), r.id,
-                                            deadline);
-      } else {
-        auto call =
-            decode_analyze(r.request, caps_, core_->service, engine::Priority::batch, false);
-        if (!call) {
-          end_recovered(job, call.error(), false);
-          continue;
-        }
-        work = std::make_shared<AnalysisWork>(core_, std::move(*call), reporter_for(job), r.id,
-                                              deadline);
-      }
-      work->owner = r.owner;
-      spdlog::info("job {} recovered: {} {}, runs again", r.id, r.kind, r.status);
-      {
-        std::lock_guard lock(job->mutex);
-        job->work = work;
-      }
-      if (core_->scheduler.submit(work) != Scheduler::Admission::accepted) {
-        {
-          std::lock_guard lock(job->mutex);
-          job->work.reset();
-        }
-        end_recovered(job, queue_full_reply("the queue was full when the job was recovered"),
-                      false);
-        continue;
-      }
-      ++resumed;
+      // One job that cannot come back (an unreadable row) does not stop the others.
+      contained([&] { recover_one(r, now_ms, now, retention_ms, finished, resumed); },
+                [&](const std::string& what) {
+                  spdlog::error("job {} could not be recovered: {}", r.id, what);
+                  if (auto job = jobs_.find(r.id))
+                    contained([&] { end_recovered(job, internal_reply(what), false); },
+                              [](const std::string&) {});
+                });
     }
     if (!records.empty())
       spdlog::info("store: {} job(s) kept: {} finished, {} running again", records.size(), finished,
                    resumed);
+  }
+
+  void recover_one(store::JobRecord& r, int64_t now_ms, Clock::time_point now, int64_t retention_ms,
+                   size_t& finished, size_t& resumed) {
+    auto job = std::make_shared<Job>();
+    job->id = r.id;
+    job->kind = r.kind;
+    job->created = now - std::chrono::milliseconds(std::max<int64_t>(0, now_ms - r.created_ms));
+    job->progress = r.progress;
+    if (r.finished_ms) {
+      if (now_ms - r.finished_ms >= retention_ms) return;
+      job->status = r.status;
+      job->result = r.result;
+      job->error = r.error;
+      job->finished_at = now - std::chrono::milliseconds(now_ms - r.finished_ms);
+      jobs_.restore(job);
+      ++finished;
+      return;
+    }
+    jobs_.restore(job);
+    if (r.cancel_requested) {
+      end_recovered(job, error_reply(409, "cancelled", "cancelled before the restart"), true);
+      return;
+    }
+    const auto deadline = now + std::chrono::milliseconds(std::max<int64_t>(
+                                    0, r.created_ms + core_->config.job_deadline_ms - now_ms));
+    std::shared_ptr<Work> work;
+    if (r.kind == "annotate") {
+      auto call = decode_annotate(r.request, caps_, core_->service);
+      if (!call) {
+        end_recovered(job, call.error(), false);
+        return;
+      }
+      for (auto& [ply, data] : core_->store->load_plies(r.id)) {
+        if (!data.is_object()) continue;  // unreadable: that ply is searched again
+        auto best = store::result_from_json(data.value("best", json()));
+        std::optional<engine::Result> played;
+        if (data.contains("played") && !data["played"].is_null())
+          played = store::result_from_json(data["played"]);
+        if (best && ply >= 0 && (played || data["played"].is_null()))
+          call->options.finished[size_t(ply)] = review::FinishedPly{*best, played};
+      }
+      job->progress = {{"ply", call->options.finished.size()}, {"plies", call->plies}};
+      keep_plies(*call, r.id);
+      work =
+          std::make_shared<ReviewWork>(core_, std::move(*call), reporter_for(job), r.id, deadline);
+    } else {
+      auto call = decode_analyze(r.request, caps_, core_->service, engine::Priority::batch, false);
+      if (!call) {
+        end_recovered(job, call.error(), false);
+        return;
+      }
+      work = std::make_shared<AnalysisWork>(core_, std::move(*call), reporter_for(job), r.id,
+                                            deadline);
+    }
+    work->owner = r.owner;
+    spdlog::info("job {} recovered: {} {}, runs again", r.id, r.kind, r.status);
+    {
+      std::lock_guard lock(job->mutex);
+      job->work = work;
+    }
+    if (core_->scheduler.submit(work) != Scheduler::Admission::accepted) {
+      {
+        std::lock_guard lock(job->mutex);
+        job->work.reset();
+      }
+      end_recovered(job, queue_full_reply("the queue was full when the job was recovered"), false);
+      return;
+    }
+    ++resumed;
   }
 
   // A recovered job that cannot run: ends with `why`, stored.
