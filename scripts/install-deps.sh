@@ -6,13 +6,13 @@ set -euo pipefail
 
 packages=(build-essential cmake ninja-build pkg-config
   libboost1.81-dev libboost-system1.81-dev libboost-url1.81-dev nlohmann-json3-dev libspdlog-dev libcli11-dev
-  libsqlite3-dev libsqlitecpp-dev
+  libsqlite3-dev libsqlitecpp-dev libhiredis-dev
   nodejs)
 # npm comes with nodejs from NodeSource; Debian's nodejs needs its own npm package.
 command -v npm >/dev/null || packages+=(npm)
 test_packages=(libgtest-dev libgmock-dev libbenchmark-dev stockfish clang-14 libclang-rt-14-dev
   python3 python3-websockets python3-jsonschema python3-yaml curl wrk nginx-light
-  chromium)
+  chromium redis-server haproxy)
 [ "${1:-}" = "--test" ] && packages+=("${test_packages[@]}")
 
 missing=()

@@ -8,6 +8,7 @@
 
 #include "common/contain.h"
 
+#include "server/api/cluster.h"
 #include "server/api/jobs.h"
 #include "server/api/json_util.h"
 #include "server/api/library.h"
@@ -116,10 +117,12 @@ class ApiImpl final : public Api {
     // core can go: so the scheduler is never freed on its own thread.
     slicer_ = std::thread([core = core_.get()] { core->scheduler.run_slicer(); });
     recover();
+    if (auto* queue = core_->store->queue()) start_cluster(*queue);
   }
 
   ~ApiImpl() override {
     shutdown();
+    if (auto* queue = core_->store->queue()) queue->on_stop(nullptr);
     core_->scheduler.wait_idle();
     core_->scheduler.close_slicer();
     slicer_.join();
@@ -214,13 +217,19 @@ class ApiImpl final : public Api {
 
   Reply get_job(std::string_view id) override {
     auto job = jobs_.find(id);
-    if (!job) return not_found(id);
+    if (!job) {  // held by another instance (several share the store)
+      if (auto stored = stored_job_reply(*core_->store, id)) return std::move(*stored);
+      return not_found(id);
+    }
     return Reply{200, job->to_json(), nullptr, {}};
   }
 
   Reply delete_job(std::string_view id) override {
     auto job = jobs_.find(id);
-    if (!job) return not_found(id);
+    if (!job) {
+      if (auto stored = cancel_stored_job(*core_->store, id)) return std::move(*stored);
+      return not_found(id);
+    }
     std::shared_ptr<Work> work;
     bool cancelled = false;
     {
@@ -274,7 +283,7 @@ class ApiImpl final : public Api {
     return Reply{200, std::move(j), nullptr, {}};
   }
 
-  bool ready() const override { return !shutting_down_; }
+  bool ready() const override { return !shutting_down_ && core_->store->available(); }
 
   void shutdown() override {
     if (shutting_down_.exchange(true)) return;
@@ -283,6 +292,7 @@ class ApiImpl final : public Api {
       if (!job->finished_at && !job->cancel_requested)
         job->cancel_requested = job->interrupted = true;
     }
+    if (dispatcher_) dispatcher_->stop();  // takes no more; the store hands back what it holds
     core_->scheduler.shutdown();
   }
 
@@ -520,6 +530,10 @@ class ApiImpl final : public Api {
   }
 
   Reply submit_job_work(const std::shared_ptr<Job>& job, const std::shared_ptr<Work>& work) {
+    if (core_->store->queue()) {  // stored and queued already: whichever instance is free runs it
+      jobs_.remove_exact(job);
+      return accepted(*job);
+    }
     {
       std::lock_guard lock(job->mutex);
       job->work = work;
@@ -537,6 +551,35 @@ class ApiImpl final : public Api {
     jobs_.remove(job->id);
     core_->store->remove_job(job->id);
     return shutting_down_reply();
+  }
+
+  // Several instances: this one takes jobs from the shared queue while it
+  // has search threads free, and stops the ones it holds when told.
+  void start_cluster(store::JobQueue& queue) {
+    queue.on_stop([this](const std::string& id, bool elsewhere) { stop_held(id, elsewhere); });
+    dispatcher_ =
+        std::make_unique<Dispatcher>(core_->scheduler, queue, [this](store::JobRecord& r) {
+          if (shutting_down_) return;  // the store hands it back
+          size_t finished = 0, resumed = 0;
+          recover_one(r, wall_ms(), Clock::now(), int64_t(core_->config.job_retention_s) * 1000,
+                      finished, resumed);
+        });
+  }
+
+  // A held job cancelled through another instance, or finished or taken over
+  // by another: stopped; in the latter case its end is not stored.
+  void stop_held(const std::string& id, bool elsewhere) {
+    auto job = jobs_.find(id);
+    if (!job) return;
+    std::shared_ptr<Work> work;
+    {
+      std::lock_guard lock(job->mutex);
+      if (job->finished_at) return;
+      job->cancel_requested = true;
+      if (elsewhere) job->interrupted = true;
+      work = job->work;
+    }
+    if (work) core_->scheduler.cancel(work);
   }
 
   static Reply accepted(const Job& job) {
@@ -560,6 +603,7 @@ class ApiImpl final : public Api {
   std::atomic<uint64_t> sequence_{0};
   std::atomic<int64_t> last_expiry_ms_{0};
   std::thread slicer_;
+  std::unique_ptr<Dispatcher> dispatcher_;  // several instances: takes jobs from the shared queue
 };
 
 }  // namespace

@@ -161,11 +161,13 @@ Result apply_env(Config& config, const Field& f, const std::string& text) {
 // "store" as decoded, after KIBITZ_STORE_<KEY> overrides of its keys.
 Result decode_store(Config& config) {
   nlohmann::json& o = config.store_object;
-  for (const char* key : {"backend", "path", "library_mib", "library_min_depth"}) {
+  for (const char* key :
+       {"backend", "path", "library_mib", "library_min_depth", "redis_url", "claim_idle_ms"}) {
     const std::string name = env_name(std::string("store_") + key);
     const char* v = std::getenv(name.c_str());
     if (!v) continue;
-    if (std::string_view(key) == "backend" || std::string_view(key) == "path") {
+    if (std::string_view(key) == "backend" || std::string_view(key) == "path" ||
+        std::string_view(key) == "redis_url") {
       o[key] = v;
       continue;
     }
@@ -180,9 +182,16 @@ Result decode_store(Config& config) {
   store::Settings& s = config.store;
   for (const auto& [key, value] : o.items()) {
     const std::string where = "setting 'store." + key + "'";
-    if (key == "backend" || key == "path") {
+    if (key == "backend" || key == "path" || key == "redis_url") {
       if (!value.is_string()) return Unexpected(where + " must be a string");
-      (key == "backend" ? s.backend : s.path) = value.get<std::string>();
+      (key == "backend" ? s.backend
+       : key == "path"  ? s.path
+                        : s.redis_url) = value.get<std::string>();
+    } else if (key == "claim_idle_ms") {
+      if (!value.is_number_integer() || value.get<int64_t>() < 100 ||
+          value.get<int64_t>() > 3'600'000)
+        return Unexpected(where + " must be an integer between 100 and 3600000");
+      s.claim_idle_ms = int(value.get<int64_t>());
     } else if (key == "library_mib" || key == "library_min_depth") {
       const int64_t lo = 1, hi = key == "library_mib" ? (int64_t{1} << 20) : 256;
       if (!value.is_number_integer() || value.get<int64_t>() < lo || value.get<int64_t>() > hi)
@@ -196,9 +205,13 @@ Result decode_store(Config& config) {
       return Unexpected("unknown setting 'store." + key + "'");
     }
   }
-  if (s.backend != "sqlite" && s.backend != "memory")
-    return Unexpected("setting 'store.backend' must be \"sqlite\" or \"memory\", not '" +
+  if (s.backend != "sqlite" && s.backend != "memory" && s.backend != "redis")
+    return Unexpected("setting 'store.backend' must be \"sqlite\", \"memory\" or \"redis\", not '" +
                       s.backend + "'");
+  if (s.backend == "redis" && s.redis_url.rfind("redis://", 0) != 0)
+    return Unexpected("setting 'store.redis_url' must be redis://HOST:PORT, not '" + s.redis_url +
+                      "'");
+  s.job_retention_ms = int64_t(config.job_retention_s) * 1000;
   if (s.backend == "sqlite" && s.path.empty())
     return Unexpected(std::string("setting 'store.path' must not be empty"));
   return true;
@@ -251,7 +264,9 @@ nlohmann::json to_json(const Config& config) {
   j["store"] = {{"backend", s.backend},
                 {"path", s.path},
                 {"library_min_depth", s.library_min_depth},
-                {"library_mib", s.library_mib}};
+                {"library_mib", s.library_mib},
+                {"redis_url", s.redis_url},
+                {"claim_idle_ms", s.claim_idle_ms}};
   return j;
 }
 

@@ -93,8 +93,11 @@ Reporter Job::reporter_for(const std::shared_ptr<Job>& job, std::weak_ptr<ApiCor
     update.finished_ms = wall_ms();
     // Stored before it shows: a job seen finished is finished after a crash.
     if (auto c = core.lock(); keep && c && c->store) {
-      if (auto ok = c->store->update_job(update, true); ok)
+      if (auto ok = c->store->update_job(update, true); ok && *ok)
         spdlog::info("job {} finished: {}", j->id, *update.status);
+      else if (ok)  // several instances share the store: the first end is kept
+        spdlog::info("job {} was finished by another instance; this end ({}) is not kept", j->id,
+                     *update.status);
       else
         spdlog::error("job {} finished: {}, but the store could not keep it: {}", j->id,
                       *update.status, ok.error());
@@ -133,6 +136,11 @@ void JobStore::restore(std::shared_ptr<Job> job) {
 void JobStore::remove(const std::string& id) {
   std::lock_guard lock(mutex_);
   jobs_.erase(id);
+}
+
+void JobStore::remove_exact(const std::shared_ptr<Job>& job) {
+  std::lock_guard lock(mutex_);
+  if (auto it = jobs_.find(job->id); it != jobs_.end() && it->second == job) jobs_.erase(it);
 }
 
 std::shared_ptr<Job> JobStore::find(std::string_view id) {

@@ -59,6 +59,9 @@ class JobStore {  // thread-safe
   // A job kept before a restart, whatever the count.
   void restore(std::shared_ptr<Job> job);
   void remove(const std::string& id);  // a job that could not be queued
+  // Forgets this very job, not one restored under its id meanwhile (a job
+  // queued for several instances, taken at once by this one).
+  void remove_exact(const std::shared_ptr<Job>& job);
   std::shared_ptr<Job> find(std::string_view id);
   std::vector<std::shared_ptr<Job>> all();
 

@@ -28,6 +28,7 @@
 
 #include "common/contain.h"
 #include "server/store/file_lock.h"
+#include "server/store/redis_store.h"
 #include "server/store/schema.h"
 #include "server/store/store.h"
 
@@ -524,8 +525,9 @@ class SqliteStore final : public Store {
 
 Expected<std::shared_ptr<Store>, std::string> open(const Settings& s) {
   if (s.backend == "memory") return make_memory_store(s.library_mib);
+  if (s.backend == "redis") return open_redis(s);
   if (s.backend != "sqlite")
-    return Unexpected("store: unknown backend '" + s.backend + "' (sqlite or memory)");
+    return Unexpected("store: unknown backend '" + s.backend + "' (sqlite, memory or redis)");
   if (s.path.empty()) return Unexpected(std::string("store: 'path' is empty"));
   // A full disk (or a file size limit) must fail a write, not kill the
   // process: without this, RLIMIT_FSZ sends SIGXFSZ.

@@ -52,6 +52,8 @@ struct Eval {
   std::string body;  // the engine's result (server/store/result_codec.h), JSON text
 };
 
+class JobQueue;  // server/store/job_queue.h
+
 struct LibraryStats {
   uint64_t bytes = 0;    // what the library takes (the file's used pages for SQLite)
   uint64_t entries = 0;  // stored analyses
@@ -62,7 +64,7 @@ using Status = Expected<bool, std::string>;  // true, or why the store could not
 class Store {  // thread-safe
  public:
   virtual ~Store() = default;
-  virtual std::string_view backend() const = 0;  // "sqlite" or "memory"
+  virtual std::string_view backend() const = 0;  // "sqlite", "memory" or "redis"
 
   // --- jobs ---
   virtual Status create_job(const JobRecord& job) = 0;  // durable
@@ -88,13 +90,32 @@ class Store {  // thread-safe
 
   // Returns when everything written before is committed (or failed).
   virtual void flush() = 0;
+
+  // --- several instances sharing one store (Redis); the single-instance
+  // backends keep these defaults ---
+  // The job as kept now, wherever it runs; nullopt when unknown (or this
+  // backend keeps jobs only through load_jobs at start).
+  virtual std::optional<JobRecord> load_job(const std::string& id) {
+    (void)id;
+    return std::nullopt;
+  }
+  // The queue jobs go through to whichever instance runs them, or nullptr:
+  // a job runs where it was submitted.
+  virtual JobQueue* queue() { return nullptr; }
+  // False while the store cannot be reached (the instance is then not ready).
+  virtual bool available() { return true; }
 };
 
 struct Settings {
-  std::string backend = "sqlite";  // or "memory"
+  std::string backend = "sqlite";  // or "memory" or "redis"
   std::string path = "data/kibitz.db";
   int library_min_depth = 10;  // shallower analyses are not kept
   size_t library_mib = 256;    // the library is cut to this, least recently used first
+  // redis: where, and how long a job held by an instance that stopped
+  // answering waits before another instance takes it over.
+  std::string redis_url = "redis://127.0.0.1:6379";
+  int claim_idle_ms = 30000;
+  int64_t job_retention_ms = 3600 * 1000;  // a finished job's time to live (redis)
 };
 
 // Opens the backend. Errors are one line for the operator: the file is

@@ -136,7 +136,9 @@ TEST(Config, StoreKeysMergeOverTheDefaultsAndEnvironmentOverridesThem) {
 
 TEST(Config, BadStoreSettingsAreNamed) {
   for (const auto& [text, expect] : std::vector<std::pair<std::string, std::string>>{
-           {R"({"store": {"backend": "redis"}})", "store.backend"},
+           {R"({"store": {"backend": "etcd"}})", "store.backend"},
+           {R"({"store": {"backend": "redis", "redis_url": "http://x:1"}})", "store.redis_url"},
+           {R"({"store": {"claim_idle_ms": 5}})", "store.claim_idle_ms"},
            {R"({"store": {"path": ""}})", "store.path"},
            {R"({"store": {"library_mib": 0}})", "store.library_mib"},
            {R"({"store": {"library_min_depth": "deep"}})", "store.library_min_depth"},

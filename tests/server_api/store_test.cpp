@@ -314,7 +314,7 @@ TEST(Store, ConcurrentUseLosesNothing) {
 
 TEST(Store, UnknownBackendIsRefused) {
   Settings s;
-  s.backend = "redis";
+  s.backend = "etcd";
   auto st = open(s);
   ASSERT_FALSE(st);
   EXPECT_NE(st.error().find("unknown backend"), std::string::npos);

@@ -1,0 +1,90 @@
+#include "server/api/cluster.h"
+
+#include <spdlog/spdlog.h>
+
+#include "common/contain.h"
+#include "server/api/jobs.h"
+
+namespace kibitz::server {
+
+using nlohmann::json;
+
+Dispatcher::Dispatcher(Scheduler& scheduler, store::JobQueue& queue,
+                       std::function<void(store::JobRecord&)> run)
+    : scheduler_(scheduler), queue_(queue), run_(std::move(run)) {
+  thread_ = std::thread([this] { loop(); });
+}
+
+void Dispatcher::stop() {
+  stop_ = true;
+  if (thread_.joinable()) thread_.join();
+}
+
+void Dispatcher::loop() {
+  while (!stop_ && !scheduler_.shutting_down()) {
+    contained(
+        [&] {
+          const int free =
+              scheduler_.capacity() - int(scheduler_.running()) - int(scheduler_.queued());
+          if (free <= 0) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(5));
+            return;
+          }
+          for (auto& r : queue_.take(free, 200)) {
+            if (stop_ || scheduler_.shutting_down()) return;  // handed back at the store's close
+            contained([&] { run_(r); },
+                      [&](const std::string& what) {
+                        spdlog::error("job {} taken from the queue could not start: {}", r.id,
+                                      what);
+                      });
+          }
+        },
+        [](const std::string& what) { spdlog::error("job dispatcher: {}", what); });
+  }
+}
+
+namespace {
+
+json job_json(const store::JobRecord& r) {
+  json j = {{"id", r.id},
+            {"kind", r.kind},
+            {"status", r.status},
+            {"progress", r.progress},
+            {"result", r.result}};
+  if (!r.error.is_null()) j["error"] = r.error;
+  return j;
+}
+
+}  // namespace
+
+std::optional<Reply> stored_job_reply(store::Store& store, std::string_view id) {
+  if (id.size() != 32) return std::nullopt;  // never an id: no round trip
+  auto r = store.load_job(std::string(id));
+  if (!r) return std::nullopt;
+  return Reply{200, job_json(*r), nullptr, {}};
+}
+
+std::optional<Reply> cancel_stored_job(store::Store& store, std::string_view id) {
+  if (id.size() != 32) return std::nullopt;
+  auto r = store.load_job(std::string(id));
+  if (!r) return std::nullopt;
+  if (r->finished_ms) return Reply{200, job_json(*r), nullptr, {}};
+  store::JobUpdate u;
+  u.id = r->id;
+  u.cancel_requested = true;
+  if (r->status == "queued") {  // ends now; whoever takes it finds it finished
+    u.status = "cancelled";
+    u.error = json{{"code", "cancelled"}, {"message", "cancelled before it started"}};
+    u.finished_ms = wall_ms();
+  }
+  auto stored = store.update_job(u, true);
+  if (!stored)
+    return error_reply(
+        503, "storage_unavailable",
+        "the cancellation could not be stored (" + stored.error() + "); retry later");
+  if (!u.finished_ms && store.queue()) store.queue()->publish_cancel(r->id);
+  if (auto now = store.load_job(r->id)) r = std::move(now);
+  return Reply{200, job_json(*r), nullptr, {}};
+}
+
+}  // namespace kibitz::server

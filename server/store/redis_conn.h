@@ -1,0 +1,74 @@
+// One connection to Redis through hiredis's synchronous API, for one thread
+// at a time (the caller locks). A reply is copied out of hiredis at once,
+// so nothing of hiredis outlives a call. A connection that fails is
+// dropped, and the next call connects again, at most every 250 ms, so a
+// Redis that is down costs a caller one failed connect, not a wait.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/expected.h"
+
+struct redisContext;
+
+namespace kibitz::server::store {
+
+struct RedisValue {
+  enum Type { nil, string, number, array, status, error } type = nil;
+  std::string str;  // string, status, error
+  int64_t integer = 0;
+  std::vector<RedisValue> elements;
+
+  bool is_nil() const { return type == nil; }
+  // The elements of an array; none for anything else.
+  const std::vector<RedisValue>& items() const { return elements; }
+};
+
+// host:port from "redis://host:port[/db]" (db 0 only), or why not.
+struct RedisAddress {
+  std::string host = "127.0.0.1";
+  int port = 6379;
+};
+Expected<RedisAddress, std::string> parse_redis_url(const std::string& url);
+
+using RedisArgs = std::vector<std::string>;
+using RedisResult = Expected<RedisValue, std::string>;  // an error reply is an error too
+
+class RedisConn {
+ public:
+  RedisConn(RedisAddress address, std::chrono::milliseconds timeout);
+  ~RedisConn();
+  RedisConn(const RedisConn&) = delete;
+  RedisConn& operator=(const RedisConn&) = delete;
+
+  // Connects unless connected (or a connect failed within 250 ms).
+  bool ensure();
+  bool connected() const { return ctx_ != nullptr; }
+  void drop();
+
+  RedisResult command(const RedisArgs& args);
+  // Many commands in one round trip; one result each. A transport error
+  // fails the rest; an error reply fails only its command.
+  std::vector<RedisResult> pipeline(const std::vector<RedisArgs>& commands);
+
+  // Subscriber use: send without waiting, then read what has come.
+  bool send(const RedisArgs& args);
+  // Waits up to `wait` for the socket; every reply that has come.
+  Expected<std::vector<RedisValue>, std::string> poll_replies(std::chrono::milliseconds wait);
+
+  const std::string& last_error() const { return error_; }
+
+ private:
+  std::string fail(std::string why);
+
+  RedisAddress address_;
+  std::chrono::milliseconds timeout_;
+  redisContext* ctx_ = nullptr;
+  std::chrono::steady_clock::time_point last_attempt_{};
+  std::string error_;
+};
+
+}  // namespace kibitz::server::store
