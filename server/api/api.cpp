@@ -217,9 +217,11 @@ class ApiImpl final : public Api {
 
   Reply get_job(std::string_view id) override {
     auto job = jobs_.find(id);
-    if (!job) {  // held by another instance (several share the store)
+    // Several instances share the store: a job run elsewhere, or finished
+    // here, is read from the store, which keeps the end that counts.
+    if (!job || (core_->store->queue() && job->to_json().value("status", "") != "running")) {
       if (auto stored = stored_job_reply(*core_->store, id)) return std::move(*stored);
-      return not_found(id);
+      if (!job) return not_found(id);
     }
     return Reply{200, job->to_json(), nullptr, {}};
   }

@@ -362,10 +362,17 @@ class RedisStore final : public Store, public JobQueue {
   // With conn_mutex_ held: what waits goes first; what fails for want of
   // a connection waits again.
   void flush_pending() {
+    while (flush_some()) {
+    }
+  }
+
+  // Up to 1,000 waiting writes in one round trip; false when none are left
+  // or Redis is unavailable.
+  bool flush_some() {
     std::vector<RedisArgs> batch;
     {
       std::lock_guard lock(pending_mutex_);
-      if (pending_.empty()) return;
+      if (pending_.empty()) return false;
       const size_t n = std::min<size_t>(pending_.size(), 1000);
       batch.assign(std::make_move_iterator(pending_.begin()),
                    std::make_move_iterator(pending_.begin() + long(n)));
@@ -384,10 +391,9 @@ class RedisStore final : public Store, public JobQueue {
       std::lock_guard lock(pending_mutex_);
       pending_.insert(pending_.begin(), std::make_move_iterator(batch.begin() + long(i)),
                       std::make_move_iterator(batch.end()));
-    } else {
-      std::lock_guard lock(pending_mutex_);
-      if (!pending_.empty()) wake_.notify_one();
+      return false;
     }
+    return true;
   }
 
   // A command now, after the writes behind it. `retry`: when it fails for

@@ -1,0 +1,202 @@
+"""The Redis store (store.backend "redis") through real servers sharing one
+real redis-server: a job submitted to one instance is run by whichever is
+free and readable from all; a DELETE on another instance stops it where it
+runs; an instance killed with SIGKILL has its review taken over and resumed
+from its finished plies, finished once; the evaluation library is shared;
+with Redis down the instances are not ready and refuse new jobs with 503
+storage_unavailable while WebSocket analysis goes on, and everything goes on
+when Redis is back."""
+
+import asyncio
+import json
+import os
+import re
+import sys
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "server"))
+
+import websockets  # noqa: E402
+
+from kibitz_server import CHESS_MIDDLE, Server, wait_until  # noqa: E402
+from redis_server import Redis  # noqa: E402
+
+GAME = ("1. e4 e5 2. Nf3 Nc6 3. Bb5 a6 4. Ba4 Nf6 5. O-O Be7 6. Re1 b5 7. Bb3 d6 "
+        "8. c3 O-O 9. h3 Nb8 10. d4 Nbd7 *")
+# Enough work per ply (and under sanitizers) for a kill to come mid-review.
+REVIEW_NODES = int(os.environ.get("KIBITZ_TEST_REVIEW_NODES", "150000"))
+
+
+def instance(redis, search_threads=1, claim_idle_ms=1500):
+    # Analyses from depth 6 are kept in the library: quick enough under the
+    # sanitizers to end by their depth rather than the time cap.
+    return Server(env={"KIBITZ_STORE_BACKEND": "redis", "KIBITZ_STORE_REDIS_URL": redis.url,
+                       "KIBITZ_STORE_CLAIM_IDLE_MS": str(claim_idle_ms),
+                       "KIBITZ_STORE_LIBRARY_MIN_DEPTH": "6"},
+                  search_threads=search_threads)
+
+
+def job_of(server, jid):
+    status, _, body = server.get("/v1/jobs/" + jid)
+    assert status == 200, (status, body)
+    return body
+
+
+def finished(servers, jid):
+    body = job_of(servers[0], jid)
+    return body if body["status"] in ("done", "cancelled", "failed") else None
+
+
+class RedisStore(unittest.TestCase):
+    def setUp(self):
+        self.redis = Redis().start()
+        self.servers = []
+
+    def tearDown(self):
+        for s in self.servers:
+            s.kill()
+        self.redis.close()
+
+    def start(self, n, **kw):
+        for _ in range(n):
+            s = instance(self.redis, **kw)
+            s.start()
+            self.servers.append(s)
+        return self.servers[-n:]
+
+    def holder(self, jid):
+        """The server whose consumer holds the job (consumer = host-pid-random)."""
+        name = self.redis.cli("HGET", "kibitz:job:" + jid, "holder")
+        for s in self.servers:
+            if s.proc.poll() is None and re.search(r"-%d-[0-9a-f]{8}$" % s.proc.pid, name):
+                return s
+        return None
+
+    def test_jobs_run_on_any_instance_and_read_from_all(self):
+        a, b = self.start(2)
+        ids = []
+        for i in range(12):
+            # Each request its own: a repeated one is answered from the cache, never run.
+            status, hdrs, body = a.post("/v1/jobs", {"fen": CHESS_MIDDLE, "limits": {"nodes": 20000 + i}})
+            self.assertEqual(status, 202, body)
+            ids.append(body["id"])
+        for jid in ids:
+            end = wait_until(lambda: finished([b], jid), timeout=60)
+            self.assertEqual(end["status"], "done", end)
+            self.assertEqual(job_of(a, jid)["result"], end["result"])
+            self.assertEqual(self.redis.cli("HGET", "kibitz:job:" + jid, "runs"), "1")
+            ttl = int(self.redis.cli("PTTL", "kibitz:job:" + jid))
+            self.assertGreater(ttl, 0)  # the retention is the key's TTL
+        self.assertEqual(self.redis.cli("GET", "kibitz:finished"), str(len(ids)))
+        self.assertEqual(self.redis.cli("XLEN", "kibitz:jobs"), "0")
+        logs = a.log() + b.log()
+        ran = {m for m in re.findall(r"job ([0-9a-f]{32}) finished: done", logs)}
+        self.assertEqual(ran, set(ids))
+        self.assertEqual(b.get("/v1/jobs/" + "0" * 32)[0], 404)
+
+    def test_delete_on_another_instance_stops_the_job_where_it_runs(self):
+        self.start(2)
+        a = self.servers[0]
+        status, _, body = a.post("/v1/jobs", {"fen": CHESS_MIDDLE, "limits": {"movetime_ms": 60000}})
+        self.assertEqual(status, 202)
+        jid = body["id"]
+        runner = wait_until(lambda: job_of(a, jid)["status"] == "running" and self.holder(jid))
+        self.assertIsNotNone(runner)
+        other = [s for s in self.servers if s is not runner][0]
+        status, _, body = other.request("DELETE", "/v1/jobs/" + jid)
+        self.assertEqual(status, 200, body)
+        end = wait_until(lambda: finished([other], jid), timeout=10)
+        self.assertIsNotNone(end, "the runner did not stop")
+        self.assertEqual(end["status"], "cancelled")
+        self.assertIsNotNone(end["result"])  # the best result so far is kept
+        # A queued job cancelled elsewhere ends at once and never runs.
+        status, _, body = other.post("/v1/jobs", {"fen": CHESS_MIDDLE, "limits": {"movetime_ms": 60000}})
+        busy = body["id"]
+        wait_until(lambda: job_of(a, busy)["status"] == "running")
+        status, _, body = other.post("/v1/jobs", {"fen": CHESS_MIDDLE, "limits": {"movetime_ms": 60001}})
+        self.assertEqual(status, 202, body)
+        busy2 = body["id"]
+        wait_until(lambda: job_of(a, busy2)["status"] == "running")
+        status, _, body = other.post("/v1/jobs", {"limits": {"depth": 5}})
+        queued = body["id"]
+        self.assertEqual(job_of(a, queued)["status"], "queued")
+        status, _, body = a.request("DELETE", "/v1/jobs/" + queued)
+        self.assertEqual((status, body["status"]), (200, "cancelled"))
+        for jid in (busy, busy2):
+            self.assertEqual(other.request("DELETE", "/v1/jobs/" + jid)[0], 200)
+            self.assertEqual(wait_until(lambda: finished([a], jid), timeout=10)["status"], "cancelled")
+        self.assertEqual(job_of(other, queued)["status"], "cancelled")
+        self.assertEqual(self.redis.cli("HGET", "kibitz:job:" + queued, "runs"), "")
+
+    def test_a_killed_instances_review_is_taken_over_and_resumed(self):
+        self.start(2)
+        a = self.servers[0]
+        status, _, body = a.post("/v1/games/annotate", {"pgn": GAME, "limits": {"nodes": REVIEW_NODES}})
+        self.assertEqual(status, 202, body)
+        jid = body["id"]
+        wait_until(lambda: (job_of(a, jid)["progress"] or {}).get("ply", 0) >= 3, timeout=60)
+        runner = self.holder(jid)
+        self.assertIsNotNone(runner)
+        ply = job_of(a, jid)["progress"]["ply"]
+        self.assertLess(ply, 40, "the review ended before the kill; raise REVIEW_NODES")
+        runner.kill()
+        other = [s for s in self.servers if s is not runner][0]
+        end = wait_until(lambda: finished([other], jid), timeout=120)
+        self.assertEqual(end["status"], "done", end)
+        m = re.search(r"review %s .*resumes with (\d+) of (\d+) plies finished" % jid, other.log())
+        self.assertIsNotNone(m, other.log()[-3000:])
+        self.assertGreaterEqual(int(m.group(1)), 2)
+        self.assertIn("taken over", other.log())
+        self.assertEqual(self.redis.cli("HGET", "kibitz:job:" + jid, "runs"), "2")
+        self.assertEqual(self.redis.cli("GET", "kibitz:finished"), "1")
+
+    def test_the_library_is_shared(self):
+        a, b = self.start(2)
+        req = {"fen": CHESS_MIDDLE, "limits": {"depth": 8}, "multipv": 1}
+        status, _, first = a.post("/v1/analyze", req)
+        self.assertEqual((status, first["source"], first["stopped"]), (200, "search", False))
+        req["limits"]["depth"] = 7
+
+        def served():
+            s, hdrs, body = b.post("/v1/analyze", req)
+            return body if body.get("source") == "library" else None
+        second = wait_until(served, timeout=5)
+        self.assertIsNotNone(second, "not served from the shared library")
+        self.assertEqual(second["lines"], first["lines"])
+        status, _, ev = b.get("/v1/evals?game=chess&fen=" + CHESS_MIDDLE.replace(" ", "%20"))
+        self.assertEqual((status, ev["depth"]), (200, 8))
+
+    def test_redis_down_means_not_ready_and_503_then_everything_goes_on(self):
+        a, b = self.start(2)
+        status, _, body = a.post("/v1/jobs", {"fen": CHESS_MIDDLE, "limits": {"movetime_ms": 1500}})
+        jid = body["id"]
+        self.redis.stop()
+        for s in (a, b):
+            self.assertEqual(wait_until(lambda: s.get("/readyz")[0] == 503, timeout=10), True)
+            status, _, body = s.post("/v1/jobs", {"limits": {"depth": 5}})
+            self.assertEqual((status, body["error"]["code"]), (503, "storage_unavailable"))
+            self.assertEqual(s.get("/healthz")[0], 200)
+
+        async def ws_analysis():
+            async with websockets.connect(a.ws_url()) as ws:
+                await ws.send(json.dumps({"type": "analyze", "id": "x", "fen": CHESS_MIDDLE,
+                                          "limits": {"depth": 6}}))
+                while True:
+                    m = json.loads(await asyncio.wait_for(ws.recv(), 30))
+                    if m.get("type") in ("bestmove", "error"):
+                        return m
+        self.assertEqual(asyncio.run(ws_analysis())["type"], "bestmove")
+        self.redis.start()
+        for s in (a, b):
+            self.assertEqual(wait_until(lambda: s.get("/readyz")[0] == 200, timeout=10), True)
+        end = wait_until(lambda: finished([b], jid), timeout=30)
+        self.assertEqual(end["status"], "done", end)
+        status, _, body = b.post("/v1/jobs", {"limits": {"depth": 5}})
+        self.assertEqual(status, 202)
+        self.assertEqual(wait_until(lambda: finished([a], body["id"]), timeout=30)["status"], "done")
+        self.assertEqual(self.redis.cli("GET", "kibitz:finished"), "2")
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
