@@ -114,6 +114,10 @@ class Library(unittest.TestCase):
             self.assertGreaterEqual(s.metric("kibitz_library_misses_total"), 1)
             self.assertGreater(s.metric("kibitz_library_bytes"), 0)
             self.assertGreaterEqual(s.metric("kibitz_library_entries"), 2)
+            # A clean stop (SIGTERM) writes what is still behind; kill -9
+            # might lose the last entries, which are written behind.
+            code, _ = s.terminate(timeout=30)
+            self.assertEqual(code, 0)
 
         # A new server on the same file: the same answers, none searched.
         with Server(env=self.env) as s:
