@@ -12,13 +12,13 @@
 # the SQLite store within 5% of the memory store.
 #
 # Usage: scripts/bench-store.sh [path/to/kibitz]   (default build/kibitz)
-# Env: BENCH_SECONDS per run (default 5), BENCH_ROUNDS (4),
+# Env: BENCH_SECONDS per run (default 5), BENCH_ROUNDS (6),
 #      BENCH_CONNECTIONS (16), BENCH_THREADS (2).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 kibitz=${1:-build/kibitz}
 seconds=${BENCH_SECONDS:-5}
-rounds=${BENCH_ROUNDS:-4}
+rounds=${BENCH_ROUNDS:-6}
 connections=${BENCH_CONNECTIONS:-16}
 wrk_threads=${BENCH_THREADS:-2}
 
@@ -31,9 +31,9 @@ done
 [ -x "$kibitz" ] || { echo "bench-store: $kibitz not found (scripts/build.sh builds it)" >&2; exit 1; }
 
 tmp=$(mktemp -d)
-pid=""
+pids=""
 cleanup() {
-  [ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
+  for p in $pids; do kill "$p" 2>/dev/null && wait "$p" 2>/dev/null; done
   rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -58,33 +58,37 @@ PY
   } >"$tmp/$path.lua"
 done
 
-# start BACKEND: a server with that store, its cache warmed with $body.
+# start BACKEND: a server with that store in $tmp/BACKEND, its cache warmed
+# with $body; sets pid_BACKEND and port_BACKEND.
 start() {
-  local backend=$1
-  rm -rf "$tmp/data"
-  KIBITZ_STORE_BACKEND=$backend KIBITZ_STORE_PATH=$tmp/data/kibitz.db KIBITZ_MAX_JOBS=100000000 \
+  local backend=$1 port
+  rm -rf "$tmp/$backend"
+  mkdir -p "$tmp/$backend"
+  KIBITZ_STORE_BACKEND=$backend KIBITZ_STORE_PATH=$tmp/$backend/kibitz.db KIBITZ_MAX_JOBS=100000000 \
     KIBITZ_JOB_RETENTION_S=3600 \
-    "$kibitz" serve --port 0 --log-level warn --search-threads 1 >"$tmp/out" 2>"$tmp/err" &
-  pid=$!
+    "$kibitz" serve --port 0 --log-level warn --search-threads 1 >"$tmp/$backend/out" 2>"$tmp/$backend/err" &
+  printf -v "pid_$backend" '%s' $!
+  pids+=" $!"
   for _ in $(seq 300); do
-    grep -q '^listening on' "$tmp/out" 2>/dev/null && break
+    grep -q '^listening on' "$tmp/$backend/out" 2>/dev/null && break
     sleep 0.1
   done
-  port=$(sed -n 's/^listening on .*:\([0-9]*\)$/\1/p' "$tmp/out")
-  [ -n "$port" ] || { echo "bench-store: kibitz did not start" >&2; cat "$tmp/err" >&2; exit 1; }
+  port=$(sed -n 's/^listening on .*:\([0-9]*\)$/\1/p' "$tmp/$backend/out")
+  [ -n "$port" ] || { echo "bench-store: kibitz ($backend) did not start" >&2; cat "$tmp/$backend/err" >&2; exit 1; }
+  printf -v "port_$backend" '%s' "$port"
   curl -sf -X POST -d "$body" "http://127.0.0.1:$port/v1/analyze" >/dev/null
 }
 stop() {
-  kill "$pid" && wait "$pid" 2>/dev/null || true
-  pid=""
+  local backend=$1 pid_var="pid_$1"
+  kill "${!pid_var}" && wait "${!pid_var}" 2>/dev/null || true
 }
 
 declare -A all
-# bench NAME PATH: one wrk run; appends requests/s to all[NAME].
+# bench NAME BACKEND PATH: one wrk run; appends requests/s to all[NAME].
 bench() {
-  local name=$1 path=$2 line r p99 bad
+  local name=$1 port_var="port_$2" path=$3 line r p99 bad
   line=$(wrk -t"$wrk_threads" -c"$connections" -d"${seconds}s" -s "$tmp/$path.lua" \
-    "http://127.0.0.1:$port/v1/$path" | grep '^RESULT')
+    "http://127.0.0.1:${!port_var}/v1/$path" | grep '^RESULT')
   read -r _ r p99 bad <<<"$line"
   all[$name]="${all[$name]:-} $r"
   printf '  %-28s %8s req/s   p99 %7s ms   refused %s\n' "$name" "$r" "$p99" "$bad"
@@ -94,20 +98,31 @@ median() { tr ' ' '\n' | grep -v '^$' | sort -n | awk '{a[NR]=$1} END {print a[i
 
 echo "kibitz $("$kibitz" --version | head -1 | cut -d' ' -f2-); wrk -t$wrk_threads -c$connections" \
   "-d${seconds}s, $rounds rounds; $(nproc) CPUs"
+# Cached analyze: both servers up at once (idle but for the one measured),
+# measured in turn, so that the machine's drift falls on both alike.
+start sqlite
+start memory
 for round in $(seq "$rounds"); do
-  echo "round $round"
-  # Alternated: which backend goes first changes every round.
+  echo "cached analyze, round $round"
+  order="sqlite memory"
+  [ $((round % 2)) -eq 0 ] && order="memory sqlite"
+  for backend in $order; do bench "$backend cached analyze" "$backend" analyze; done
+done
+stop sqlite
+stop memory
+# Job submissions: a fresh server per run, alternated.
+for round in $(seq "$rounds"); do
+  echo "job submissions, round $round"
   order="sqlite memory"
   [ $((round % 2)) -eq 0 ] && order="memory sqlite"
   for backend in $order; do
     start "$backend"
-    bench "$backend cached analyze" analyze  # on a fresh server, before the jobs
-    bench "$backend jobs" jobs
+    bench "$backend jobs" "$backend" jobs
     if [ "$backend" = sqlite ]; then
-      jobs=$(python3 -c 'import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute("select count(*) from jobs").fetchone()[0])' "$tmp/data/kibitz.db")
+      jobs=$(python3 -c 'import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute("select count(*) from jobs").fetchone()[0])' "$tmp/sqlite/kibitz.db")
       echo "  (jobs in the file: $jobs)"
     fi
-    stop
+    stop "$backend"
   done
 done
 
