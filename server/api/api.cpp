@@ -289,12 +289,13 @@ class ApiImpl final : public Api {
 
   void shutdown() override {
     if (shutting_down_.exchange(true)) return;
+    if (dispatcher_) dispatcher_->stop();  // takes no more; the store hands back what it holds
+    drain();
     for (auto& job : jobs_.all()) {
       std::lock_guard lock(job->mutex);
       if (!job->finished_at && !job->cancel_requested)
         job->cancel_requested = job->interrupted = true;
     }
-    if (dispatcher_) dispatcher_->stop();  // takes no more; the store hands back what it holds
     core_->scheduler.shutdown();
   }
 
@@ -553,6 +554,17 @@ class ApiImpl final : public Api {
     jobs_.remove(job->id);
     core_->store->remove_job(job->id);
     return shutting_down_reply();
+  }
+
+  // New work is refused already: what runs has drain_ms to finish.
+  void drain() {
+    if (core_->config.drain_ms <= 0) return;
+    const auto until = Clock::now() + std::chrono::milliseconds(core_->config.drain_ms);
+    const size_t busy = core_->scheduler.running() + core_->scheduler.queued();
+    if (busy)
+      spdlog::info("draining: {} work(s) get up to {} ms to finish", busy, core_->config.drain_ms);
+    while (Clock::now() < until && core_->scheduler.running() + core_->scheduler.queued() > 0)
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
 
   // Several instances: this one takes jobs from the shared queue while it

@@ -58,6 +58,7 @@ const std::vector<Field>& fields() {
       {"job_deadline_ms", &Config::job_deadline_ms, 1, kMax / 2},
       {"job_retention_s", &Config::job_retention_s, 0, 10 * 365 * 86400},
       {"max_jobs", &Config::max_jobs, 1, 100'000'000},
+      {"drain_ms", &Config::drain_ms, 0, 3'600'000},
       {"cache_entries", &Config::cache_entries, 0, 100'000'000},
       {"web_root", &Config::web_root},
       {"log_level", &Config::log_level},

@@ -39,6 +39,10 @@ struct Config {
   int64_t job_deadline_ms = 600'000;
   int job_retention_s = 600;
   size_t max_jobs = 1000;
+  // At SIGTERM: new work is refused (503 shutting_down, which a load
+  // balancer retries elsewhere) while running work has this long to finish
+  // before it is stopped; 0: stopped at once.
+  int drain_ms = 0;
   size_t cache_entries = 4096;
   std::string web_root;  // "": <dir of the executable>/web, if it exists
   std::string log_level = "info";

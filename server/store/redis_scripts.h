@@ -10,8 +10,9 @@
 
 namespace kibitz::server::store::redis_lua {
 
-// KEYS job, stream. ARGV enqueue ('1'/'0'), id, ttl_ms, field, value...
-// An unfinished job goes on the stream; a finished one gets its TTL.
+// KEYS job, stream, finished counter. ARGV enqueue ('1'/'0'), id, ttl_ms,
+// field, value... An unfinished job goes on the stream; a finished one (an
+// answer known at once) gets its TTL and is counted.
 inline constexpr const char* kCreate = R"lua(
 redis.call('HSET', KEYS[1], unpack(ARGV, 4))
 if ARGV[1] == '1' then
@@ -19,6 +20,7 @@ if ARGV[1] == '1' then
   redis.call('HSET', KEYS[1], 'entry', e)
 else
   redis.call('PEXPIRE', KEYS[1], ARGV[3])
+  redis.call('INCR', KEYS[3])
 end
 return 1
 )lua";

@@ -127,7 +127,8 @@ class RedisStore final : public Store, public JobQueue {
     std::vector<std::string> args{unfinished ? "1" : "0", job.id,
                                   std::to_string(s_.job_retention_ms)};
     for (auto& f : fields_of(job)) args.push_back(std::move(f));
-    auto r = run(eval(redis_lua::kCreate, {job_key(job.id), kStream}, std::move(args)), false);
+    auto r = run(eval(redis_lua::kCreate, {job_key(job.id), kStream, kFinished}, std::move(args)),
+                 false);
     if (!r) return Unexpected(r.error());
     return true;
   }

@@ -1,0 +1,507 @@
+"""scripts/cluster-test.sh: several Kibitz instances, one Redis and HAProxy
+on loopback (see the script's header). Standard library plus
+python3-websockets; redis-server, redis-cli and haproxy from Debian."""
+
+import argparse
+import asyncio
+import http.client
+import json
+import os
+import random
+import re
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+import websockets
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+MIDDLE = "r1bq1rk1/pp2bppp/2n1pn2/3p4/2PP4/2N1PN2/PP3PPP/R2QKB1R w KQ - 0 9"
+GAME = ("1. e4 e5 2. Nf3 Nc6 3. Bb5 a6 4. Ba4 Nf6 5. O-O Be7 6. Re1 b5 7. Bb3 d6 "
+        "8. c3 O-O *")
+OPENINGS = [[], ["e2e4"], ["d2d4"], ["c2c4"], ["g1f3"], ["e2e4", "c7c5"], ["d2d4", "g8f6"],
+            ["e2e4", "e7e5"], ["b1c3"], ["e2e4", "e7e6"]]
+FINAL = ("done", "cancelled", "failed")
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def fail(msg):
+    print("cluster: FAILED: " + msg, flush=True)
+    raise SystemExit(1)
+
+
+def call(port, method, path, body=None, headers=None, timeout=60):
+    """(status, headers, parsed JSON or text); (0, {}, error) when it cannot connect."""
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+    try:
+        data = json.dumps(body) if body is not None else None
+        h = {"Content-Type": "application/json"} if data else {}
+        h.update(headers or {})
+        c.request(method, path, body=data, headers=h)
+        r = c.getresponse()
+        text = r.read().decode()
+        hdrs = {k.lower(): v for k, v in r.getheaders()}
+        if hdrs.get("content-type", "").startswith("application/json"):
+            return r.status, hdrs, json.loads(text)
+        return r.status, hdrs, text
+    except (OSError, http.client.HTTPException) as e:
+        return 0, {}, str(e)
+    finally:
+        c.close()
+
+
+class Redis:
+    def __init__(self, work):
+        self.dir = os.path.join(work, "redis")
+        os.makedirs(self.dir)
+        self.port = free_port()
+        self.proc = None
+
+    def start(self):
+        self.proc = subprocess.Popen(
+            ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--dir", self.dir,
+             "--appendonly", "yes", "--appendfsync", "everysec", "--save", "",
+             "--logfile", os.path.join(self.dir, "redis.log")],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        for _ in range(200):
+            if self.cli("PING") == "PONG":
+                return
+            time.sleep(0.05)
+        fail("redis-server did not start")
+
+    def stop(self):
+        self.proc.terminate()  # a clean stop: the AOF is flushed
+        self.proc.wait(20)
+
+    def cli(self, *args):
+        try:
+            out = subprocess.run(["redis-cli", "-p", str(self.port), "--raw", *args],
+                                 capture_output=True, text=True, timeout=10)
+            return out.stdout.strip()
+        except subprocess.TimeoutExpired:
+            return ""
+
+
+class Kibitz:
+    def __init__(self, binary, name, work, env):
+        self.binary, self.name = binary, name
+        self.port = free_port()
+        self.log_path = os.path.join(work, name + ".log")
+        self.env = env
+        self.proc = None
+
+    def start(self):
+        env = dict(os.environ)
+        env.update(self.env)
+        with open(self.log_path, "ab") as log:
+            self.proc = subprocess.Popen(
+                [self.binary, "serve", "--address", "127.0.0.1", "--port", str(self.port),
+                 "--search-threads", "1", "--hash-chess", "16", "--hash-draughts", "8"],
+                stdout=subprocess.PIPE, stderr=log, env=env)
+        line = self.proc.stdout.readline().decode()
+        if not line.startswith("listening on"):
+            fail("%s did not start: %r (log %s)" % (self.name, line, self.log_path))
+
+    def alive(self):
+        return self.proc is not None and self.proc.poll() is None
+
+    def kill9(self):
+        self.proc.kill()
+        self.proc.wait()
+
+    def term(self, timeout=60):
+        self.proc.send_signal(signal.SIGTERM)
+        return self.proc.wait(timeout)
+
+    def log(self):
+        with open(self.log_path, errors="replace") as f:
+            return f.read()
+
+
+class HAProxy:
+    def __init__(self, work, instances):
+        self.port = free_port()
+        self.sock = os.path.join(work, "haproxy.sock")
+        self.env = dict(os.environ, HAPROXY_BIND="127.0.0.1:%d" % self.port, HAPROXY_STATS=self.sock)
+        for i, k in enumerate(instances, 1):
+            self.env["KIBITZ%d" % i] = "127.0.0.1:%d" % k.port
+        self.log = open(os.path.join(work, "haproxy.log"), "wb")
+        self.proc = subprocess.Popen(["haproxy", "-db", "-f",
+                                      os.path.join(ROOT, "deploy", "haproxy", "haproxy.cfg")],
+                                     env=self.env, stdout=self.log, stderr=self.log)
+
+    def states(self):
+        """{server: status} of the default backend, from the runtime API."""
+        try:
+            with socket.socket(socket.AF_UNIX) as s:
+                s.settimeout(2)
+                s.connect(self.sock)
+                s.sendall(b"show stat\n")
+                data = b""
+                while True:
+                    chunk = s.recv(65536)
+                    if not chunk:
+                        break
+                    data += chunk
+        except OSError:
+            return {}
+        out = {}
+        for line in data.decode().splitlines():
+            f = line.split(",")
+            if len(f) > 17 and f[0] == "kibitz" and f[1] not in ("FRONTEND", "BACKEND"):
+                out[f[1]] = f[17]
+        return out
+
+    def wait_up(self, names, timeout=30):
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            st = self.states()
+            if all(st.get(n) == "UP" for n in names):
+                return
+            time.sleep(0.1)
+        fail("haproxy does not see %s up: %s" % (names, self.states()))
+
+    def stop(self):
+        self.proc.terminate()
+        self.proc.wait(10)
+
+
+class Cluster:
+    def __init__(self, binary, work, claim_idle_ms=3000, drain_ms=10000):
+        self.work = work
+        self.redis = Redis(work)
+        self.redis.start()
+        env = {"KIBITZ_STORE_BACKEND": "redis",
+               "KIBITZ_STORE_REDIS_URL": "redis://127.0.0.1:%d" % self.redis.port,
+               "KIBITZ_STORE_CLAIM_IDLE_MS": str(claim_idle_ms),
+               "KIBITZ_STORE_LIBRARY_MIN_DEPTH": "8", "KIBITZ_DRAIN_MS": str(drain_ms),
+               "KIBITZ_LOG_LEVEL": "info", "KIBITZ_MAX_JOBS": "100000"}
+        self.kibitz = [Kibitz(binary, "kibitz%d" % i, work, env) for i in (1, 2, 3)]
+        for k in self.kibitz:
+            k.start()
+        self.haproxy = HAProxy(work, self.kibitz)
+        self.haproxy.wait_up([k.name for k in self.kibitz])
+
+    def close(self):
+        for k in self.kibitz:
+            if k.alive():
+                k.kill9()
+        for p in (self.haproxy, self.redis):
+            try:
+                p.stop()
+            except Exception:
+                p.proc.kill()
+
+
+def job_request(i, nodes):
+    """Job i: two analyses, then a review; each request its own (no cache hit)."""
+    if i % 3 == 2:
+        return "/v1/games/annotate", {"pgn": GAME, "limits": {"nodes": nodes // 4 + i}}
+    return "/v1/jobs", {"moves": OPENINGS[i % len(OPENINGS)], "limits": {"nodes": nodes + i}}
+
+
+def submit(port, path, body, counts):
+    """Submits until accepted: 503s (a stopping instance, Redis down) are retried."""
+    for _ in range(600):
+        status, hdrs, reply = call(port, "POST", path, body)
+        if status == 202:
+            return reply["id"]
+        counts[status] = counts.get(status, 0) + 1
+        if status not in (0, 503):
+            fail("POST %s answered %s: %s" % (path, status, reply))
+        time.sleep(0.1)
+    fail("POST %s never accepted" % path)
+
+
+def wait_finished(port, ids, timeout):
+    pending, ends = set(ids), {}
+    end = time.monotonic() + timeout
+    while pending and time.monotonic() < end:
+        for jid in list(pending):
+            status, _, body = call(port, "GET", "/v1/jobs/" + jid)
+            if status == 200 and body["status"] in FINAL:
+                ends[jid] = body
+                pending.discard(jid)
+        if pending:
+            time.sleep(0.5)
+    if pending:
+        fail("%d job(s) never finished, e.g. %s" % (len(pending), sorted(pending)[:3]))
+    return ends
+
+
+def ws_analysis(port):
+    async def run():
+        async with websockets.connect("ws://127.0.0.1:%d/v1/ws" % port) as ws:
+            await ws.send(json.dumps({"type": "analyze", "id": "c", "fen": MIDDLE,
+                                      "limits": {"depth": 8}}))
+            while True:
+                m = json.loads(await asyncio.wait_for(ws.recv(), 60))
+                if m.get("type") in ("bestmove", "error"):
+                    return m
+    return asyncio.run(run())
+
+
+def held_by(redis, kibitz):
+    """Jobs the instance's consumer (host-PID-random) holds, from XPENDING."""
+    out = redis.cli("XPENDING", "kibitz:jobs", "kibitz").split("\n")
+    for name, count in zip(out[3::2], out[4::2]):
+        if re.search(r"-%d-[0-9a-f]{8}$" % kibitz.proc.pid, name):
+            return int(count)
+    return 0
+
+
+def wait_holding(redis, kibitz, timeout=20):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        held = held_by(redis, kibitz)
+        if held:
+            return held
+        time.sleep(0.01)
+    fail("%s never held a job to be killed with" % kibitz.name)
+
+
+def restart_redis(redis):
+    redis.stop()
+    time.sleep(2)
+    redis.start()
+
+
+def main_run(c, n, nodes):
+    hp = c.haproxy.port
+    victim = c.kibitz[1]
+    counts, ids, kinds = {}, [], {}
+    killed_at = restarted_at = redis_at = None
+    before_redis = []
+    for i in range(n):
+        path, body = job_request(i, nodes)
+        jid = submit(hp, path, body, counts)
+        ids.append(jid)
+        kinds[jid] = "review" if "pgn" in body else "analysis"
+        if i == n // 3:
+            held = wait_holding(c.redis, victim)
+            victim.kill9()
+            killed_at = i + 1
+        if i == 2 * n // 3:
+            before_redis = list(ids)
+            redis_at = i + 1
+            outage = threading.Thread(target=restart_redis, args=(c.redis,))
+            outage.start()
+            time.sleep(0.2)
+        if i == 5 * n // 6:
+            victim.start()
+            restarted_at = i + 1
+        time.sleep(0.02)
+    outage.join()
+    ends = wait_finished(hp, ids, timeout=120 + n)
+    c.haproxy.wait_up([k.name for k in c.kibitz])
+    statuses = {}
+    for e in ends.values():
+        statuses[e["status"]] = statuses.get(e["status"], 0) + 1
+    print("cluster: jobs accepted through haproxy: %d (%d analyses, %d reviews); answers "
+          "retried by the client: %s" % (len(ids), sum(1 for k in kinds.values() if k == "analysis"),
+                                         sum(1 for k in kinds.values() if k == "review"),
+                                         counts or "none"), flush=True)
+    if statuses.get("done") != n:
+        fail("not all done: %s" % statuses)
+    finished_counter = int(c.redis.cli("GET", "kibitz:finished") or 0)
+    runs = [int(c.redis.cli("HGET", "kibitz:job:" + jid, "runs") or 0) for jid in ids]
+    logs = "".join(k.log() for k in c.kibitz)
+    lines = re.findall(r"job ([0-9a-f]{32}) finished: ", logs)
+    taken_over = len(re.findall(r"job\(s\) taken over", logs))
+    resumed = len(re.findall(r"resumes with [1-9]\d* of", logs))
+    print("cluster: finished: %d/%d done; kibitz:finished = %d (the finish script counts each "
+          "first end; a second is refused); finish lines in the logs: %d, distinct %d" %
+          (statuses.get("done", 0), n, finished_counter, len(lines), len(set(lines))), flush=True)
+    if finished_counter != n or len(lines) != len(set(lines)):
+        fail("a job finished more than once")
+    print("cluster: %s killed with SIGKILL after %d submissions, holding %d job(s), started "
+          "again after %d; jobs run more than once (taken over): %d; take-overs logged: %d; "
+          "reviews resumed from a finished ply: %d" % (victim.name, killed_at, held, restarted_at,
+                                sum(1 for r in runs if r > 1), taken_over, resumed), flush=True)
+    # Readable, the same, through every instance.
+    same = 0
+    for jid in ids:
+        for k in c.kibitz:
+            status, _, body = call(k.port, "GET", "/v1/jobs/" + jid)
+            if status != 200 or body["status"] != "done" or body["result"] != ends[jid]["result"]:
+                fail("job %s through %s: %s %s" % (jid, k.name, status, str(body)[:200]))
+            same += 1
+    print("cluster: readable through every instance: %d/%d GETs, same status and result" %
+          (same, 3 * n), flush=True)
+    print("cluster: redis restarted (SIGTERM, AOF) after %d submissions: %d jobs accepted before "
+          "it, all %d done after it" % (redis_at, len(before_redis),
+                                        sum(1 for j in before_redis if ends[j]["status"] == "done")),
+          flush=True)
+    # The library: stored through one instance, served by another.
+    req = {"fen": MIDDLE, "moves": ["a2a3"], "limits": {"depth": 9}}
+    s1, _, first = call(c.kibitz[0].port, "POST", "/v1/analyze", req)
+    if s1 != 200 or first.get("stopped"):
+        fail("analysis through kibitz1: %s %s" % (s1, str(first)[:200]))
+    req["limits"]["depth"] = 8
+    second = None
+    for _ in range(50):
+        s3, hdrs, second = call(c.kibitz[2].port, "POST", "/v1/analyze", req)
+        if s3 == 200 and second.get("source") == "library":
+            break
+        time.sleep(0.05)
+    if second.get("source") != "library" or second["lines"] != first["lines"]:
+        fail("kibitz3 did not serve kibitz1's analysis from the library: %s" % str(second)[:200])
+    print('cluster: library: a depth-9 analysis stored through kibitz1 answered a depth-8 request '
+          'on kibitz3 with "source": "library" (%s)' % hdrs.get("x-kibitz-source"), flush=True)
+    m = ws_analysis(hp)
+    if m.get("type") != "bestmove":
+        fail("websocket analysis through haproxy: %s" % m)
+    print("cluster: websocket analysis through haproxy: bestmove %s" % m.get("bestmove"), flush=True)
+
+
+def rolling_run(c, rounds_nodes):
+    """Each instance in turn gets SIGTERM (and comes back) while clients stream
+    analyses and submit jobs through HAProxy."""
+    hp = c.haproxy.port
+    stop = threading.Event()
+    statuses, bad, streams, jobs = {}, [], [0], []
+    lock = threading.Lock()
+
+    def streamer(seed):
+        rnd = random.Random(seed)
+        while not stop.is_set():
+            moves = rnd.choice(OPENINGS) + []
+            body = {"moves": moves, "limits": {"nodes": rnd.randint(20000, 120000)}}
+            status, hdrs, text = call(hp, "POST", "/v1/analyze", body,
+                                      headers={"Accept": "application/x-ndjson"})
+            with lock:
+                statuses[status] = statuses.get(status, 0) + 1
+                if status != 200:
+                    bad.append((status, str(text)[:200]))
+                else:
+                    last = json.loads(text.strip().splitlines()[-1])
+                    if "error" in last:
+                        bad.append((status, str(last)[:200]))
+                    streams[0] += 1
+
+    def submitter():
+        i = 0
+        while not stop.is_set():
+            i += 1
+            path, body = job_request(i + 10000, rounds_nodes)
+            status, _, reply = call(hp, "POST", path, body)
+            with lock:
+                statuses[status] = statuses.get(status, 0) + 1
+                if status == 202:
+                    jobs.append(reply["id"])
+                else:
+                    bad.append((status, str(reply)[:200]))
+            time.sleep(0.1)
+
+    threads = [threading.Thread(target=streamer, args=(s,)) for s in range(4)]
+    threads.append(threading.Thread(target=submitter))
+    for t in threads:
+        t.start()
+    time.sleep(2)
+    try:
+        for k in c.kibitz:
+            code = k.term(timeout=60)
+            if code != 0:
+                fail("%s exited %s after SIGTERM" % (k.name, code))
+            k.start()
+            c.haproxy.wait_up([x.name for x in c.kibitz])
+            time.sleep(1)
+    finally:
+        stop.set()
+        for t in threads:
+            t.join()
+    ends = wait_finished(hp, jobs, timeout=180)
+    done = sum(1 for e in ends.values() if e["status"] == "done")
+    fives = sum(v for s, v in statuses.items() if s >= 500 or s == 0)
+    print("cluster: rolling restart (SIGTERM to each of 3 instances in turn, drain_ms 10000): "
+          "%d streamed analyses, %d jobs; answers by status %s; 5xx or no answer: %d; streams "
+          "ending in an error: %d; jobs done %d/%d" %
+          (streams[0], len(jobs), dict(sorted(statuses.items())), fives,
+           sum(1 for b in bad if b[0] == 200), done, len(jobs)), flush=True)
+    if bad or done != len(jobs):
+        fail("rolling restart: %s" % bad[:5])
+
+
+def latency_run(c, binary, work, n):
+    """One job at a time: submitted, polled every 2 ms until done. Through
+    HAProxy + Redis (3 instances) and against one instance with SQLite."""
+    single = Kibitz(binary, "sqlite", work, {"KIBITZ_STORE_PATH": os.path.join(work, "one.db"),
+                                              "KIBITZ_LOG_LEVEL": "warn"})
+    single.start()
+    results = {"haproxy+redis": [], "one instance, sqlite": []}
+    before = int(c.redis.cli("INFO", "commandstats").count("\n") >= 0)
+    cmd0 = redis_commands(c.redis)
+    targets = [("haproxy+redis", c.haproxy.port), ("one instance, sqlite", single.port)]
+    for i in range(n):
+        for name, port in (targets if i % 2 == 0 else targets[::-1]):
+            body = {"moves": OPENINGS[i % len(OPENINGS)], "limits": {"nodes": 2000 + i}}
+            t0 = time.perf_counter()
+            jid = submit(port, "/v1/jobs", body, {})
+            while True:
+                s, _, b = call(port, "GET", "/v1/jobs/" + jid)
+                if s == 200 and b["status"] in FINAL:
+                    break
+                time.sleep(0.002)
+            results[name].append((time.perf_counter() - t0) * 1000)
+    cmd1 = redis_commands(c.redis)
+    single.term()
+    for name, v in results.items():
+        v.sort()
+        print("cluster: job latency, %s: p50 %.1f ms, p99 %.1f ms (%d jobs of 2,000 nodes, "
+              "alternated)" % (name, v[len(v) // 2], v[min(len(v) - 1, int(len(v) * 0.99))], len(v)),
+              flush=True)
+    print("cluster: redis commands per job through haproxy (scripts count as one; includes the "
+          "instances' heartbeats and the client's polls): %.1f" % ((cmd1 - cmd0) / n), flush=True)
+    del before
+
+
+def redis_commands(redis):
+    m = re.search(r"total_commands_processed:(\d+)", redis.cli("INFO", "stats"))
+    return int(m.group(1)) if m else 0
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("binary", nargs="?", default=os.environ.get("KIBITZ_BIN",
+                                                                 os.path.join(ROOT, "build", "kibitz")))
+    ap.add_argument("--jobs", type=int, default=300)
+    ap.add_argument("--nodes", type=int, default=40000, help="nodes per analysis job")
+    ap.add_argument("--rolling", action="store_true")
+    ap.add_argument("--latency", type=int, default=0, metavar="N", help="jobs per side")
+    a = ap.parse_args()
+    if not os.access(a.binary, os.X_OK):
+        fail("no kibitz at %s" % a.binary)
+    work = tempfile.mkdtemp(prefix="kibitz-cluster-")
+    c = None
+    ok = False
+    try:
+        c = Cluster(a.binary, work)
+        main_run(c, a.jobs, a.nodes)
+        if a.rolling:
+            rolling_run(c, a.nodes)
+        if a.latency:
+            latency_run(c, a.binary, work, a.latency)
+        ok = True
+        print("cluster: OK", flush=True)
+    finally:
+        if c:
+            c.close()
+        if ok:
+            shutil.rmtree(work, ignore_errors=True)
+        else:
+            print("cluster: logs kept in %s" % work, flush=True)
+
+
+if __name__ == "__main__":
+    main()
