@@ -317,7 +317,9 @@ def main_run(c, n, nodes):
     finished_counter = int(c.redis.cli("GET", "kibitz:finished") or 0)
     runs = [int(c.redis.cli("HGET", "kibitz:job:" + jid, "runs") or 0) for jid in ids]
     logs = "".join(k.log() for k in c.kibitz)
-    lines = re.findall(r"job ([0-9a-f]{32}) finished: ", logs)
+    # "finished: done" alone: the end was stored ("..., but the store could
+    # not keep it" is a write that failed, and is retried or superseded).
+    lines = re.findall(r"job ([0-9a-f]{32}) finished: \w+$", logs, re.M)
     taken_over = len(re.findall(r"job\(s\) taken over", logs))
     resumed = len(re.findall(r"resumes with [1-9]\d* of", logs))
     print("cluster: finished: %d/%d done; kibitz:finished = %d (the finish script counts each "
