@@ -147,6 +147,9 @@ class StoreRestart(unittest.TestCase):
         for j, k in resumed.items():
             self.assertIn(j, jobs)
             self.assertLess(k, 12)
+        print("\n%d jobs finished before the stop, %d ran again; reviews resumed at plies %s"
+              % (len(jobs) - len(unfinished), len(unfinished), sorted(resumed.values())),
+              file=sys.stderr)
         return log1, log2
 
     def test_kill_9_and_restart(self):
