@@ -544,7 +544,8 @@ class World:
             body.pop("moves", None)
             codes = {"invalid_fen", "invalid_request"}
         elif bad == "illegal":
-            body["moves"] = list(body.get("moves", [])) + [rng.choice(["e2e5", "a1a1", "zz", "c3-c4", "Ke9"])]
+            # Never legal anywhere (e2e5 was: a rook on e2 plays it).
+            body["moves"] = list(body.get("moves", [])) + [rng.choice(["e2e9", "a1a1", "zz", "c3-c4", "Ke9"])]
             codes = {"illegal_move"}
         elif bad == "searchillegal":
             body["searchmoves"] = ["a1a1", "h8-h1"]
