@@ -279,7 +279,12 @@ void HttpSession::dispatch_route(Request& req) {
       return reply(std::move(r));
     }
     case Route::readyz: {
-      if (!api.ready()) return reply_error(503, "shutting_down", "not ready to take jobs");
+      // Not ready: shutting down, or the store (Redis) cannot be reached.
+      if (!api.ready()) {
+        if (ctx_.stopping) return reply_error(503, "shutting_down", "not ready: shutting down");
+        return reply_error(503, "storage_unavailable",
+                           "not ready: the store cannot be reached; retry later");
+      }
       Reply r;
       r.body = {{"status", "ready"}};
       return reply(std::move(r));

@@ -174,6 +174,7 @@ class RedisStore(unittest.TestCase):
         self.redis.stop()
         for s in (a, b):
             self.assertEqual(wait_until(lambda: s.get("/readyz")[0] == 503, timeout=10), True)
+            self.assertEqual(s.get("/readyz")[2]["error"]["code"], "storage_unavailable")
             status, _, body = s.post("/v1/jobs", {"limits": {"depth": 5}})
             self.assertEqual((status, body["error"]["code"]), (503, "storage_unavailable"))
             self.assertEqual(s.get("/healthz")[0], 200)
