@@ -218,9 +218,18 @@ class ApiImpl final : public Api {
   Reply get_job(std::string_view id) override {
     auto job = jobs_.find(id);
     // Several instances share the store: a job run elsewhere, or finished
-    // here, is read from the store, which keeps the end that counts.
-    if (!job || (core_->store->queue() && job->to_json().value("status", "") != "running")) {
-      if (auto stored = stored_job_reply(*core_->store, id)) return std::move(*stored);
+    // here, is read from the store, which keeps the end that counts. A job
+    // running here shows its live progress, unless the store already has
+    // its end (stored before this record shows it): then every instance
+    // answers that end.
+    if (!job || core_->store->queue()) {
+      if (auto stored = stored_job_reply(*core_->store, id)) {
+        const bool running_here = job && job->to_json().value("status", "") == "running";
+        const std::string status =
+            stored->body.is_object() ? stored->body.value("status", "") : std::string();
+        const bool ended = status == "done" || status == "cancelled" || status == "failed";
+        if (!running_here || ended) return std::move(*stored);
+      }
       if (!job) return not_found(id);
     }
     return Reply{200, job->to_json(), nullptr, {}};
