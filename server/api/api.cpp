@@ -63,16 +63,6 @@ Reply storage_reply(const std::string& why) {
   return r;
 }
 
-ResultContext context_of(const AnalyzeCall& call) {
-  ResultContext c;
-  c.game = call.request.game;
-  c.fen = call.position.fen;
-  c.pov_white = call.pov_white;
-  c.limits = call.limits;
-  c.multipv = call.request.multipv;
-  return c;
-}
-
 int threads_cap(const Config& c, const engine::Service& s) {
   const int all = std::max(1, s.threads());
   return c.max_threads_per_job > 0 ? std::min(c.max_threads_per_job, all) : all;

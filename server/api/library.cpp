@@ -47,13 +47,8 @@ std::optional<Reply> library_answer(ApiCore& core, const AnalyzeCall& call) {
     return std::nullopt;
   }
   ++core.library.hits;
-  ResultContext context;
-  context.game = call.request.game;
-  context.fen = call.position.fen;
-  context.pov_white = call.pov_white;
-  context.limits = call.limits;
-  context.multipv = call.request.multipv;
-  return Reply{200, answer_json(*kept, context), nullptr, {{"X-Kibitz-Source", "library"}}};
+  return Reply{
+      200, answer_json(*kept, context_of(call)), nullptr, {{"X-Kibitz-Source", "library"}}};
 }
 
 void library_keep(ApiCore& core, const AnalyzeCall& call, const engine::Result& r) {

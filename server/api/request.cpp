@@ -171,6 +171,16 @@ Reply engine_error(const Error& e) {
   return error_reply(client ? 400 : 500, client ? e.code : "internal", e.message);
 }
 
+ResultContext context_of(const AnalyzeCall& call) {
+  ResultContext c;
+  c.game = call.request.game;
+  c.fen = call.position.fen;
+  c.pov_white = call.pov_white;
+  c.limits = call.limits;
+  c.multipv = call.request.multipv;
+  return c;
+}
+
 Expected<AnalyzeCall, Reply> decode_analyze(const json& body, const Caps& caps,
                                             engine::Service& service, engine::Priority priority,
                                             bool allow_infinite) {

@@ -14,6 +14,7 @@
 #include "review/review.h"
 #include "server/api/api.h"
 #include "server/api/config.h"
+#include "server/api/encode.h"
 
 namespace kibitz::server {
 
@@ -35,6 +36,9 @@ struct AnalyzeCall {
 Expected<AnalyzeCall, Reply> decode_analyze(const nlohmann::json& body, const Caps& caps,
                                             engine::Service& service, engine::Priority priority,
                                             bool allow_infinite);
+// What every answer to this call echoes (game, position, point of view,
+// limits, lines).
+ResultContext context_of(const AnalyzeCall& call);
 
 struct MovesCall {
   GameKind game = GameKind::chess;

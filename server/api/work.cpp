@@ -33,11 +33,7 @@ AnalysisWork::AnalysisWork(std::shared_ptr<ApiCore> core, AnalyzeCall call, Repo
   threads = call_.request.threads;
   priority = call_.request.priority;
   live = call_.request.limits.infinite;
-  context_.game = call_.request.game;
-  context_.fen = call_.position.fen;
-  context_.pov_white = call_.pov_white;
-  context_.limits = call_.limits;
-  context_.multipv = call_.request.multipv;
+  context_ = context_of(call_);
 }
 
 void AnalysisWork::start() {
