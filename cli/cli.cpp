@@ -27,6 +27,7 @@ int run(int argc, char** argv) {
   add(&add_annotate_command);
   add(&add_analyze_command);
   add(&add_serve_command);
+  add(&add_draughts_command);
 
   try {
     app.parse(argc, argv);

@@ -16,6 +16,7 @@ Action add_uci_command(CLI::App& app);
 Action add_annotate_command(CLI::App& app);
 Action add_analyze_command(CLI::App& app);
 Action add_serve_command(CLI::App& app);
+Action add_draughts_command(CLI::App& app);
 
 // Exit status for bad arguments or bad input.
 constexpr int kUsageError = 2;
