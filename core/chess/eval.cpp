@@ -1,143 +1,20 @@
 #include "chess/eval.h"
 
 #include <algorithm>
-#include <array>
+
+#include "chess/eval_weights.h"
 
 KIBITZ_NAMESPACE(chess) {
 
 namespace {
 
-// A middlegame and an endgame value, added up separately and blended at the
-// end by the game phase.
-struct Score {
-  int mg = 0, eg = 0;
-  constexpr Score() = default;
-  constexpr Score(int m, int e) : mg(m), eg(e) {}
-  constexpr Score& operator+=(Score o) { return mg += o.mg, eg += o.eg, *this; }
-  constexpr Score& operator-=(Score o) { return mg -= o.mg, eg -= o.eg, *this; }
-  friend constexpr Score operator+(Score a, Score b) { return a += b; }
-  friend constexpr Score operator-(Score a, Score b) { return a -= b; }
-  friend constexpr Score operator*(Score a, int k) { return {a.mg * k, a.eg * k}; }
-};
-
-constexpr Score kMaterial[kPieceTypes] = {{0, 0},     {85, 105},   {330, 300}, {345, 320},
-                                          {470, 540}, {1000, 980}, {0, 0}};
+constexpr const EvalWeights& W = kEvalWeights;
 constexpr int kPhaseWeight[kPieceTypes] = {0, 0, 1, 1, 2, 4, 0};
 constexpr int kMaxPhase = 24;
 
-// Piece-square tables from White's side, written as the board is seen: the
-// first row is rank 8. Each table is {middlegame, endgame}.
-using Table = std::array<int, 64>;
-// clang-format off
-constexpr Table kPawnMg = {
-    0,   0,   0,   0,   0,   0,   0,   0,
-   50,  60,  60,  70,  70,  60,  60,  50,
-   10,  15,  25,  35,  35,  25,  15,  10,
-    0,   5,  10,  25,  25,  10,   5,   0,
-   -5,   0,   5,  20,  20,   5,   0,  -5,
-   -5,  -3,   0,   5,   5,  -5,  -3,  -5,
-   -5,   0,   0, -15, -15,   5,   5,  -5,
-    0,   0,   0,   0,   0,   0,   0,   0};
-constexpr Table kPawnEg = {
-    0,   0,   0,   0,   0,   0,   0,   0,
-   90,  85,  80,  75,  75,  80,  85,  90,
-   50,  45,  40,  35,  35,  40,  45,  50,
-   25,  20,  15,  10,  10,  15,  20,  25,
-   10,   8,   5,   0,   0,   5,   8,  10,
-    0,   0,  -3,  -5,  -5,  -3,   0,   0,
-    0,   0,   0,   0,   0,   0,   0,   0,
-    0,   0,   0,   0,   0,   0,   0,   0};
-constexpr Table kKnightMg = {
-  -70, -35, -25, -20, -20, -25, -35, -70,
-  -30, -15,   0,  10,  10,   0, -15, -30,
-  -20,   5,  20,  25,  25,  20,   5, -20,
-  -15,   5,  20,  28,  28,  20,   5, -15,
-  -15,   0,  15,  20,  20,  15,   0, -15,
-  -20,   0,  10,  12,  12,  10,   0, -20,
-  -30, -15,   0,   5,   5,   0, -15, -30,
-  -50, -25, -20, -15, -15, -20, -25, -50};
-constexpr Table kKnightEg = {
-  -50, -30, -20, -15, -15, -20, -30, -50,
-  -30, -15,   0,   5,   5,   0, -15, -30,
-  -20,   0,  10,  15,  15,  10,   0, -20,
-  -15,   5,  15,  20,  20,  15,   5, -15,
-  -15,   5,  15,  20,  20,  15,   5, -15,
-  -20,   0,  10,  15,  15,  10,   0, -20,
-  -30, -15,   0,   5,   5,   0, -15, -30,
-  -50, -30, -20, -15, -15, -20, -30, -50};
-constexpr Table kBishopMg = {
-  -20, -10, -10, -10, -10, -10, -10, -20,
-  -10,   0,   0,   0,   0,   0,   0, -10,
-  -10,   0,   5,  10,  10,   5,   0, -10,
-  -10,   5,   5,  12,  12,   5,   5, -10,
-  -10,   0,  10,  12,  12,  10,   0, -10,
-  -10,  10,  10,  10,  10,  10,  10, -10,
-  -10,  10,   0,   5,   5,   0,  10, -10,
-  -20, -10, -15, -10, -10, -15, -10, -20};
-constexpr Table kBishopEg = {
-  -15, -10,  -8,  -5,  -5,  -8, -10, -15,
-  -10,  -3,   0,   2,   2,   0,  -3, -10,
-   -8,   0,   5,   8,   8,   5,   0,  -8,
-   -5,   2,   8,  12,  12,   8,   2,  -5,
-   -5,   2,   8,  12,  12,   8,   2,  -5,
-   -8,   0,   5,   8,   8,   5,   0,  -8,
-  -10,  -3,   0,   2,   2,   0,  -3, -10,
-  -15, -10,  -8,  -5,  -5,  -8, -10, -15};
-constexpr Table kRookMg = {
-    5,  10,  10,  12,  12,  10,  10,   5,
-   15,  20,  20,  22,  22,  20,  20,  15,
-   -5,   0,   0,   5,   5,   0,   0,  -5,
-   -5,   0,   0,   5,   5,   0,   0,  -5,
-   -5,   0,   0,   5,   5,   0,   0,  -5,
-   -8,   0,   0,   5,   5,   0,   0,  -8,
-  -10,  -3,   0,   5,   5,   0,  -3, -10,
-   -5,   0,   3,  10,  10,   5,   0,  -5};
-constexpr Table kRookEg = {
-    8,   8,   8,   8,   8,   8,   8,   8,
-   12,  12,  12,  12,  12,  12,  12,  12,
-    5,   5,   5,   5,   5,   5,   5,   5,
-    2,   2,   2,   2,   2,   2,   2,   2,
-    0,   0,   0,   0,   0,   0,   0,   0,
-   -2,  -2,  -2,  -2,  -2,  -2,  -2,  -2,
-   -5,  -5,  -5,  -5,  -5,  -5,  -5,  -5,
-   -5,  -3,   0,   0,   0,   0,  -3,  -5};
-constexpr Table kQueenMg = {
-  -20, -10, -10,  -5,  -5, -10, -10, -20,
-  -10,  -5,   0,   0,   0,   0,  -5, -10,
-  -10,   0,   5,   5,   5,   5,   0, -10,
-   -5,   0,   5,   5,   5,   5,   0,  -5,
-   -5,   0,   5,   5,   5,   5,   0,  -5,
-  -10,   3,   5,   5,   5,   5,   0, -10,
-  -10,   0,   3,   3,   3,   0,   0, -10,
-  -20, -10, -10,  -3,  -5, -10, -10, -20};
-constexpr Table kQueenEg = {
-  -20, -10,  -5,   0,   0,  -5, -10, -20,
-  -10,   0,   5,  10,  10,   5,   0, -10,
-   -5,   5,  10,  15,  15,  10,   5,  -5,
-    0,  10,  15,  20,  20,  15,  10,   0,
-    0,  10,  15,  20,  20,  15,  10,   0,
-   -5,   5,  10,  15,  15,  10,   5,  -5,
-  -10,   0,   5,  10,  10,   5,   0, -10,
-  -20, -10,  -5,   0,   0,  -5, -10, -20};
-constexpr Table kKingMg = {
-  -40, -50, -50, -60, -60, -50, -50, -40,
-  -40, -50, -50, -60, -60, -50, -50, -40,
-  -40, -50, -50, -60, -60, -50, -50, -40,
-  -40, -50, -50, -60, -60, -50, -50, -40,
-  -30, -40, -40, -50, -50, -40, -40, -30,
-  -15, -25, -25, -30, -30, -25, -25, -15,
-   10,  10,  -5, -15, -15,  -5,  10,  10,
-   15,  30,  10, -10,   0,   5,  30,  15};
-constexpr Table kKingEg = {
-  -55, -35, -25, -20, -20, -25, -35, -55,
-  -30, -10,   0,   5,   5,   0, -10, -30,
-  -20,   5,  15,  20,  20,  15,   5, -20,
-  -20,   5,  20,  30,  30,  20,   5, -20,
-  -20,   5,  20,  30,  30,  20,   5, -20,
-  -20,   0,  10,  20,  20,  10,   0, -20,
-  -30, -15,   0,   5,   5,   0, -15, -30,
-  -55, -35, -25, -20, -20, -25, -35, -55};
-// clang-format on
+// King safety: the attackers' weights count for more the more of them there
+// are (per cent, by number of attackers).
+constexpr int kAttackScale[8] = {0, 0, 50, 75, 88, 94, 97, 99};
 
 // kPsq[piece][square]: material plus table, from that piece's owner's side.
 struct PsqTables {
@@ -145,42 +22,15 @@ struct PsqTables {
 };
 
 constexpr PsqTables make_psq() {
-  const Table* mg[kPieceTypes] = {nullptr,  &kPawnMg,  &kKnightMg, &kBishopMg,
-                                  &kRookMg, &kQueenMg, &kKingMg};
-  const Table* eg[kPieceTypes] = {nullptr,  &kPawnEg,  &kKnightEg, &kBishopEg,
-                                  &kRookEg, &kQueenEg, &kKingEg};
   PsqTables t{};
   for (int pt = Pawn; pt <= King; ++pt)
     for (int s = 0; s < 64; ++s) {
-      // Row 0 of a table is rank 8: White's square s is at row 7 - rank.
-      const int white_idx = (7 - s / 8) * 8 + s % 8, black_idx = (s / 8) * 8 + s % 8;
-      t.v[make_piece(White, PieceType(pt))][s] =
-          kMaterial[pt] + Score((*mg[pt])[white_idx], (*eg[pt])[white_idx]);
-      t.v[make_piece(Black, PieceType(pt))][s] =
-          kMaterial[pt] + Score((*mg[pt])[black_idx], (*eg[pt])[black_idx]);
+      t.v[make_piece(White, PieceType(pt))][s] = W.material[pt] + W.psq[pt][s];
+      t.v[make_piece(Black, PieceType(pt))][s] = W.material[pt] + W.psq[pt][s ^ 56];
     }
   return t;
 }
 constexpr PsqTables kPsq = make_psq();
-
-// Mobility: per square reached, centred on a typical count.
-constexpr Score kMobility[kPieceTypes] = {{0, 0}, {0, 0}, {4, 4}, {5, 5}, {2, 4}, {1, 2}, {0, 0}};
-constexpr int kMobilityCentre[kPieceTypes] = {0, 0, 4, 6, 7, 13, 0};
-
-constexpr Score kBishopPair{30, 50};
-constexpr Score kRookOpenFile{25, 10};
-constexpr Score kRookSemiOpenFile{12, 6};
-constexpr Score kDoubledPawn{-10, -25};
-constexpr Score kIsolatedPawn{-12, -15};
-constexpr Score kConnectedPawn{6, 6};
-constexpr Score kPassed[8] = {{0, 0},   {5, 10},  {8, 18},   {15, 30},
-                              {30, 55}, {50, 95}, {80, 140}, {0, 0}};
-constexpr int kTempo = 15;
-
-// King safety: weight of each piece attacking the zone around the king,
-// scaled by how many attack it.
-constexpr int kAttackWeight[kPieceTypes] = {0, 0, 20, 20, 40, 80, 0};
-constexpr int kAttackScale[8] = {0, 0, 50, 75, 88, 94, 97, 99};
 
 constexpr int distance(Square a, Square b) {
   return std::max(std::abs(file_of(a) - file_of(b)), std::abs(rank_of(a) - rank_of(b)));
@@ -195,17 +45,34 @@ Bitboard forward_files(Color c, Square s) {
   return front & files;
 }
 
-template <Color Us>
-Score evaluate_side(const Position& pos, Bitboard their_pawn_attacks, Bitboard& attacked_by_us) {
+// What the first pass over both sides learns for the second.
+struct Attacks {
+  Bitboard by[kColors][kPieceTypes]{};         // by piece type; [c][0]: every piece of c
+  int zone_attackers[kColors][kPieceTypes]{};  // pieces of c attacking the enemy king's zone
+};
+
+// Adds term `field` `n` times for Us, and counts it in the trace.
+#define KIBITZ_TERM(field, n)                                                    \
+  do {                                                                           \
+    const int count_ = (n);                                                      \
+    s += W.field * count_;                                                       \
+    if constexpr (kTrace) trace->field += float(Us == White ? count_ : -count_); \
+  } while (0)
+
+template <Color Us, bool kTrace>
+Score pieces_and_pawns(const Position& pos, Attacks& a, EvalTrace* trace) {
   constexpr Color Them = ~Us;
   Score s;
   const Bitboard occupied = pos.pieces();
   const Bitboard own = pos.pieces(Us);
   const Bitboard our_pawns = pos.pieces(Us, Pawn), their_pawns = pos.pieces(Them, Pawn);
-  const Square their_king = pos.king_square(Them);
+  const Square their_king = pos.king_square(Them), our_king = pos.king_square(Us);
   const Bitboard king_zone = king_attacks(their_king) | square_bb(their_king);
+  const Bitboard their_pawn_attacks = pawn_attacks_bb<Them>(their_pawns);
+  const Bitboard our_pawn_attacks = pawn_attacks_bb<Us>(our_pawns);
   const Bitboard mobility_area = ~own & ~their_pawn_attacks;
-  int attackers = 0, attack_weight = 0;
+  a.by[Us][Pawn] = our_pawn_attacks;
+  a.by[Us][King] = king_attacks(our_king);
 
   const auto pieces = [&]<PieceType Pt>() {
     for (Bitboard b = pos.pieces(Us, Pt); b;) {
@@ -218,12 +85,34 @@ Score evaluate_side(const Position& pos, Bitboard their_pawn_attacks, Bitboard& 
         att = rook_attacks(sq, occupied ^ pos.pieces(Us, Queen, Rook));
       else
         att = attacks_bb<Pt>(sq, occupied);
-      attacked_by_us |= att;
-      s += kMobility[Pt] * (popcount(att & mobility_area) - kMobilityCentre[Pt]);
-      if (att & king_zone) ++attackers, attack_weight += kAttackWeight[Pt];
+      a.by[Us][Pt] |= att;
+      const int mob = popcount(att & mobility_area);
+      if constexpr (Pt == Knight) KIBITZ_TERM(knight_mobility[mob], 1);
+      if constexpr (Pt == Bishop) KIBITZ_TERM(bishop_mobility[mob], 1);
+      if constexpr (Pt == Rook) KIBITZ_TERM(rook_mobility[mob], 1);
+      if constexpr (Pt == Queen) KIBITZ_TERM(queen_mobility[mob], 1);
+      if (att & king_zone) ++a.zone_attackers[Us][Pt];
+      if constexpr (Pt == Knight || Pt == Bishop) {
+        const int r = relative_rank(Us, sq);
+        if (r >= 3 && r <= 5 && (our_pawn_attacks & square_bb(sq)) &&
+            !(their_pawns & forward_files(Us, sq) & ~file_bb(file_of(sq)))) {
+          if constexpr (Pt == Knight)
+            KIBITZ_TERM(knight_outpost, 1);
+          else
+            KIBITZ_TERM(bishop_outpost, 1);
+        }
+      }
       if constexpr (Pt == Rook) {
         const Bitboard file = file_bb(file_of(sq));
-        if (!(file & our_pawns)) s += (file & their_pawns) ? kRookSemiOpenFile : kRookOpenFile;
+        if (!(file & our_pawns)) {
+          if (file & their_pawns)
+            KIBITZ_TERM(rook_semi_open_file, 1);
+          else
+            KIBITZ_TERM(rook_open_file, 1);
+        }
+        if (relative_rank(Us, sq) == 6 &&
+            (relative_rank(Us, their_king) == 7 || (their_pawns & relative_rank_bb(Us, 6))))
+          KIBITZ_TERM(rook_on_seventh, 1);
       }
     }
   };
@@ -231,23 +120,23 @@ Score evaluate_side(const Position& pos, Bitboard their_pawn_attacks, Bitboard& 
   pieces.template operator()<Bishop>();
   pieces.template operator()<Rook>();
   pieces.template operator()<Queen>();
+  a.by[Us][0] = a.by[Us][Pawn] | a.by[Us][Knight] | a.by[Us][Bishop] | a.by[Us][Rook] |
+                a.by[Us][Queen] | a.by[Us][King];
 
-  if (popcount(pos.pieces(Us, Bishop)) >= 2) s += kBishopPair;
+  if (popcount(pos.pieces(Us, Bishop)) >= 2) KIBITZ_TERM(bishop_pair, 1);
 
-  // Attack on the enemy king, only while we have a queen.
-  if (attackers >= 2 && pos.pieces(Us, Queen))
-    s.mg += attack_weight * kAttackScale[std::min(attackers, 7)] / 100;
-
-  // Pawn shelter in front of our own king, in the middlegame.
-  const Square our_king = pos.king_square(Us);
+  // Pawn shelter in front of our own king.
   const int kf = std::clamp(file_of(our_king), 1, 6);
   for (int f = kf - 1; f <= kf + 1; ++f) {
     const Bitboard file_pawns = our_pawns & file_bb(f) & forward_files(Us, our_king);
-    if (!file_pawns)
-      s.mg -= (pos.pieces(Them, Pawn) & file_bb(f)) ? 15 : 25;
-    else {
+    if (!file_pawns) {
+      if (their_pawns & file_bb(f))
+        KIBITZ_TERM(shelter_missing_semi, 1);
+      else
+        KIBITZ_TERM(shelter_missing_open, 1);
+    } else {
       const Square p = Square(Us == White ? lsb(file_pawns) : bits::msb(file_pawns));
-      s.mg += std::max(0, 12 - 4 * (std::abs(rank_of(p) - rank_of(our_king)) - 1));
+      KIBITZ_TERM(shelter_pawn[std::abs(rank_of(p) - rank_of(our_king))], 1);
     }
   }
 
@@ -255,22 +144,107 @@ Score evaluate_side(const Position& pos, Bitboard their_pawn_attacks, Bitboard& 
   for (Bitboard b = our_pawns; b;) {
     const Square sq = Square(pop_lsb(b));
     const int f = file_of(sq);
+    const int r = relative_rank(Us, sq);
     const Bitboard adjacent = shift<East>(file_bb(f)) | shift<West>(file_bb(f));
-    if (!(our_pawns & adjacent)) s += kIsolatedPawn;
-    if (our_pawns & file_bb(f) & forward_files(Us, sq) & file_bb(f)) s += kDoubledPawn;
+    if (!(our_pawns & adjacent)) KIBITZ_TERM(isolated_pawn, 1);
+    if (our_pawns & file_bb(f) & forward_files(Us, sq)) KIBITZ_TERM(doubled_pawn, 1);
     if (our_pawns & adjacent & (rank_bb(rank_of(sq)) | rank_bb(rank_of(sq - pawn_push(Us)))))
-      s += kConnectedPawn;
+      KIBITZ_TERM(connected_pawn[r], 1);
     if (!(their_pawns & forward_files(Us, sq))) {  // passed
-      const int r = relative_rank(Us, sq);
-      s += kPassed[r];
+      KIBITZ_TERM(passed[r], 1);
       const Square stop = sq + pawn_push(Us);
-      if (r >= 3) {
-        s.eg += (5 * distance(stop, their_king) - 2 * distance(stop, our_king)) * (r - 2);
-        if (pos.empty(stop)) s.eg += 5 * r;
-      }
+      KIBITZ_TERM(passed_their_king[r], distance(stop, their_king));
+      KIBITZ_TERM(passed_our_king[r], distance(stop, our_king));
+      if (pos.empty(stop)) KIBITZ_TERM(passed_free[r], 1);
     }
   }
   return s;
+}
+
+// Threats and the attack on the enemy king: needs both sides' attacks.
+template <Color Us, bool kTrace>
+Score threats_and_king(const Position& pos, const Attacks& a, EvalTrace* trace) {
+  constexpr Color Them = ~Us;
+  Score s;
+  const Bitboard theirs = pos.pieces(Them);
+  const Bitboard pawn_defended = a.by[Them][Pawn];
+  for (int pt = Knight; pt <= Queen; ++pt) {
+    const Bitboard victims = pos.pieces(Them, PieceType(pt));
+    if (!victims) continue;
+    const Bitboard weak = pt <= Bishop ? victims & ~pawn_defended : victims;
+    if (const int n = popcount(victims & a.by[Us][Pawn])) KIBITZ_TERM(threat_by_pawn[pt], n);
+    if (const int n = popcount(weak & (a.by[Us][Knight] | a.by[Us][Bishop])))
+      KIBITZ_TERM(threat_by_minor[pt], n);
+    if (const int n = popcount(weak & a.by[Us][Rook])) KIBITZ_TERM(threat_by_rook[pt], n);
+  }
+  if (const int n = popcount(theirs & ~pos.pieces(Them, Pawn, King) & a.by[Us][0] & ~a.by[Them][0]))
+    KIBITZ_TERM(hanging, n);
+
+  // Attack on the enemy king, only while we have a queen.
+  const int* zone = a.zone_attackers[Us];
+  const int attackers = zone[Knight] + zone[Bishop] + zone[Rook] + zone[Queen];
+  if (attackers >= 2 && pos.pieces(Us, Queen)) {
+    const int scale = kAttackScale[std::min(attackers, 7)];
+    Score units;
+    for (int pt = Knight; pt <= Queen; ++pt) units += W.king_attack[pt] * zone[pt];
+    s += units * scale / 100;
+    if constexpr (kTrace)
+      for (int pt = Knight; pt <= Queen; ++pt)
+        trace->king_attack[pt] += float(Us == White ? 1 : -1) * float(zone[pt] * scale) / 100.f;
+  }
+  // Checks we can give on squares they do not guard.
+  const Square king = pos.king_square(Them);
+  const Bitboard occupied = pos.pieces();
+  const Bitboard safe = ~pos.pieces(Us) & ~a.by[Them][0];
+  const Bitboard bishop_checks = bishop_attacks(king, occupied) & safe;
+  const Bitboard rook_checks = rook_attacks(king, occupied) & safe;
+  if (const int n = popcount(knight_attacks(king) & safe & a.by[Us][Knight]))
+    KIBITZ_TERM(safe_check[Knight], n);
+  if (const int n = popcount(bishop_checks & a.by[Us][Bishop])) KIBITZ_TERM(safe_check[Bishop], n);
+  if (const int n = popcount(rook_checks & a.by[Us][Rook])) KIBITZ_TERM(safe_check[Rook], n);
+  if (const int n = popcount((bishop_checks | rook_checks) & a.by[Us][Queen]))
+    KIBITZ_TERM(safe_check[Queen], n);
+  return s;
+}
+
+#undef KIBITZ_TERM
+
+// White's score before the phase blend, and with a trace the count of every term.
+template <bool kTrace>
+Score evaluate_score(const Position& pos, EvalTrace* trace) {
+  Score s;
+  for (Bitboard b = pos.pieces(); b;) {
+    const Square sq = Square(pop_lsb(b));
+    const Piece p = pos.piece_on(sq);
+    if (color_of(p) == White)
+      s += kPsq.v[p][sq];
+    else
+      s -= kPsq.v[p][sq];
+    if constexpr (kTrace) {
+      const float sign = color_of(p) == White ? 1.f : -1.f;
+      trace->material[type_of(p)] += sign;
+      trace->psq[type_of(p)][color_of(p) == White ? int(sq) : int(sq) ^ 56] += sign;
+    }
+  }
+  Attacks a;
+  s += pieces_and_pawns<White, kTrace>(pos, a, trace);
+  s -= pieces_and_pawns<Black, kTrace>(pos, a, trace);
+  s += threats_and_king<White, kTrace>(pos, a, trace);
+  s -= threats_and_king<Black, kTrace>(pos, a, trace);
+  const bool white = pos.side_to_move() == White;
+  s += white ? W.tempo : Score() - W.tempo;
+  if constexpr (kTrace) trace->tempo += white ? 1.f : -1.f;
+  return s;
+}
+
+// The blend and the scale of hard-to-win endings, White's side.
+int finish(const Position& pos, Score s) {
+  const int phase = game_phase(pos);
+  int v = (s.mg * phase + s.eg * (kMaxPhase - phase)) / kMaxPhase;
+  // Without pawns, an advantage of less than a rook is hard to convert.
+  const Color strong = v > 0 ? White : Black;
+  if (!pos.pieces(strong, Pawn) && std::abs(v) < 400) v /= 4;
+  return v;
 }
 
 }  // namespace
@@ -283,30 +257,19 @@ int game_phase(const Position& pos) {
 }
 
 int evaluate(const Position& pos) {
-  Score s;
-  for (Bitboard b = pos.pieces(); b;) {
-    const Square sq = Square(pop_lsb(b));
-    const Piece p = pos.piece_on(sq);
-    if (color_of(p) == White)
-      s += kPsq.v[p][sq];
-    else
-      s -= kPsq.v[p][sq];
-  }
-  Bitboard white_attacks = pawn_attacks_bb<White>(pos.pieces(White, Pawn));
-  Bitboard black_attacks = pawn_attacks_bb<Black>(pos.pieces(Black, Pawn));
-  const Bitboard wpa = white_attacks, bpa = black_attacks;
-  s += evaluate_side<White>(pos, bpa, white_attacks);
-  s -= evaluate_side<Black>(pos, wpa, black_attacks);
+  const int v = finish(pos, evaluate_score<false>(pos, nullptr));
+  return pos.side_to_move() == White ? v : -v;
+}
 
-  const int phase = game_phase(pos);
-  int v = (s.mg * phase + s.eg * (kMaxPhase - phase)) / kMaxPhase;
-
-  // Without pawns, an advantage of less than a rook is hard to convert.
-  const Color strong = v > 0 ? White : Black;
-  if (!pos.pieces(strong, Pawn) && std::abs(v) < 400) v /= 4;
-
-  v = pos.side_to_move() == White ? v : -v;
-  return v + kTempo;
+EvalTraceResult evaluate_with_trace(const Position& pos) {
+  EvalTraceResult r{};
+  const Score s = evaluate_score<true>(pos, &r.trace);
+  const int v = finish(pos, s);
+  const int unscaled = (s.mg * game_phase(pos) + s.eg * (kMaxPhase - game_phase(pos))) / kMaxPhase;
+  r.white_eval = v;
+  r.phase = game_phase(pos);
+  r.scale = unscaled != v ? 0.25 : 1.0;
+  return r;
 }
 
 }  // KIBITZ_NAMESPACE(chess)

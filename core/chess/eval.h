@@ -4,11 +4,24 @@
 // safety, pawn structure and passed pawns.
 #pragma once
 
+#include "chess/eval_terms.h"
 #include "chess/position.h"
 
 KIBITZ_NAMESPACE(chess) {
 
 int evaluate(const Position& pos);
+
+// For the tuner (tools/tune): how often each term applied (White minus
+// Black), and what the blend made of them. evaluate() from White's side is
+// white_eval = scale * (sum over terms of trace * (mg * phase + eg * (24 -
+// phase)) / 24), up to rounding.
+struct EvalTraceResult {
+  EvalTrace trace;
+  int white_eval;  // evaluate() from White's side
+  int phase;       // 0..24
+  double scale;    // 1, or 1/4 in a hard-to-win ending
+};
+EvalTraceResult evaluate_with_trace(const Position& pos);
 
 // Material values used by SEE and move ordering (centipawns).
 constexpr int kSeeValue[kPieceTypes] = {0, 100, 320, 330, 500, 950, 0};

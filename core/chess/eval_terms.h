@@ -1,0 +1,66 @@
+// The terms of the chess evaluation, as one struct of arrays: with T = Score
+// it holds the weights (eval_weights.h, written by tools/tune), with T =
+// float it holds how often each term applies in one position, White's count
+// minus Black's (the tuner's trace). Every member is T or an array of T, so
+// either struct can be read as a flat array of T.
+#pragma once
+
+#include "chess/types.h"
+
+KIBITZ_NAMESPACE(chess) {
+
+// A middlegame and an endgame value, added up separately and blended by the
+// game phase.
+struct Score {
+  int mg = 0, eg = 0;
+  constexpr Score() = default;
+  constexpr Score(int m, int e) : mg(m), eg(e) {}
+  constexpr Score& operator+=(Score o) { return mg += o.mg, eg += o.eg, *this; }
+  constexpr Score& operator-=(Score o) { return mg -= o.mg, eg -= o.eg, *this; }
+  friend constexpr Score operator+(Score a, Score b) { return a += b; }
+  friend constexpr Score operator-(Score a, Score b) { return a -= b; }
+  friend constexpr Score operator*(Score a, int k) { return {a.mg * k, a.eg * k}; }
+  friend constexpr Score operator/(Score a, int k) { return {a.mg / k, a.eg / k}; }
+};
+
+template <class T>
+struct EvalTerms {
+  T material[kPieceTypes];       // by piece type; King's is unused
+  T psq[kPieceTypes][kSquares];  // from White's side, a1 = 0
+  T knight_mobility[9];          // by squares reached in the mobility area
+  T bishop_mobility[14];
+  T rook_mobility[15];
+  T queen_mobility[28];
+  T bishop_pair;
+  T rook_open_file;
+  T rook_semi_open_file;
+  T rook_on_seventh;  // with their king on the eighth or pawns on the seventh
+  T knight_outpost;   // ranks 4-6, pawn-defended, no enemy pawn can chase it
+  T bishop_outpost;
+  T doubled_pawn;
+  T isolated_pawn;
+  T connected_pawn[8];             // by relative rank
+  T passed[8];                     // by relative rank
+  T passed_their_king[8];          // times the enemy king's distance to the stop square
+  T passed_our_king[8];            // times our king's distance to the stop square
+  T passed_free[8];                // the stop square is empty
+  T threat_by_pawn[kPieceTypes];   // their piece of this type attacked by our pawn
+  T threat_by_minor[kPieceTypes];  // ... by our knight or bishop (minors: if not pawn-defended)
+  T threat_by_rook[kPieceTypes];   // ... by our rook (minors: if not pawn-defended)
+  T hanging;                       // their piece attacked and not defended at all
+  T king_attack[kPieceTypes];      // per attacker of the king zone, scaled by their number
+  T safe_check[kPieceTypes];       // checks our pieces can give on squares they do not guard
+  T shelter_missing_open;          // no pawn of ours in front of our king on a file, nor theirs
+  T shelter_missing_semi;          // no pawn of ours there, one of theirs
+  T shelter_pawn[8];               // our nearest pawn on the file, by ranks from the king
+  T tempo;                         // the side to move
+};
+
+static_assert(sizeof(EvalTerms<Score>) % sizeof(Score) == 0);
+constexpr int kEvalTermCount = int(sizeof(EvalTerms<float>) / sizeof(float));
+static_assert(sizeof(EvalTerms<Score>) == kEvalTermCount * sizeof(Score));
+
+using EvalWeights = EvalTerms<Score>;
+using EvalTrace = EvalTerms<float>;
+
+}  // KIBITZ_NAMESPACE(chess)

@@ -1,0 +1,124 @@
+// Self-play data for the tuner: Kibitz plays itself at a fixed node count
+// from random openings, and every quiet position of each game is written
+// with the game's result.
+//
+// One line per position: "FEN;RESULT;SCORE", RESULT 1, 0.5 or 0 for White,
+// SCORE the search's value in centipawns from White's side.
+#include "datagen.h"
+
+#include <atomic>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include "chess/attacks.h"
+#include "chess/game.h"
+#include "search/search.h"
+
+namespace kibitz::tune {
+
+namespace {
+
+using chess::Game;
+using chess::Move;
+using chess::Position;
+
+struct Sample {
+  std::string fen;
+  int score;  // White's side
+};
+
+// One search of `pos` to `nodes` on this thread; returns the best move and
+// its value from the side to move.
+std::pair<Move, int> search_move(const Position& pos, uint64_t nodes, tt::Table& table) {
+  std::vector<Move> moves;
+  for (Move m : chess::MoveList(pos)) moves.push_back(m);
+  engine::Limits limits;
+  limits.nodes = nodes;
+  table.new_search();
+  search::Shared<Game> shared(pos, moves, 1, limits, table, false);
+  shared.workers.push_back(std::make_unique<search::Worker<Game>>(shared, 0));
+  shared.workers[0]->run();
+  const auto& best = shared.workers[0]->completed().front();
+  return {best.move, best.score};
+}
+
+// Plays one game; returns White's result (1, 0.5, 0) and appends the quiet
+// positions seen.
+double play_game(const DatagenOptions& o, std::mt19937_64& rng, tt::Table& table,
+                 std::vector<Sample>& out) {
+  Position pos = *Position::from_fen(Position::kStartFen);
+  for (int i = 0; i < o.random_plies; ++i) {
+    chess::MoveList legal(pos);
+    if (legal.empty()) return -1;  // the random opening ended the game: discard it
+    pos.do_move(legal.begin()[std::uniform_int_distribution<int>(0, legal.size() - 1)(rng)]);
+  }
+  table.clear();
+  int winning_plies = 0, drawn_plies = 0;
+  for (int ply = 0;; ++ply) {
+    switch (chess::game_status(pos)) {
+      case chess::GameStatus::checkmate:
+        return pos.side_to_move() == chess::White ? 0.0 : 1.0;
+      case chess::GameStatus::ongoing:
+        break;
+      default:
+        return 0.5;
+    }
+    if (ply >= o.max_plies) return 0.5;
+    const auto [move, value] = search_move(pos, o.nodes, table);
+    const int white_value = pos.side_to_move() == chess::White ? value : -value;
+    // A random opening that lost material at once teaches little: skip it.
+    if (ply == 0 && std::abs(value) > o.max_opening_score) return -1;
+    // Adjudication: both sides agree for a while that one has won, or that
+    // it is dead level late in the game.
+    winning_plies = std::abs(value) >= o.adjudicate_win ? winning_plies + 1 : 0;
+    if (winning_plies >= 6) return white_value > 0 ? 1.0 : 0.0;
+    drawn_plies = ply >= 80 && std::abs(value) <= 8 ? drawn_plies + 1 : 0;
+    if (drawn_plies >= 12) return 0.5;
+    if (!pos.in_check() && !Game::is_tactical(pos, move) && !search::is_mate_score(value))
+      out.push_back({pos.fen(), white_value});
+    pos.do_move(move);
+  }
+}
+
+}  // namespace
+
+int run_datagen(const DatagenOptions& o) {
+  chess::init_attacks();  // the bmi2 variant fills its tables on demand
+  std::ofstream file(o.out, std::ios::app);
+  if (!file) {
+    std::cerr << "datagen: cannot open " << o.out << "\n";
+    return 1;
+  }
+  std::mutex out_mutex;
+  std::atomic<int> games{0};
+  std::atomic<long> positions{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < o.threads; ++t)
+    threads.emplace_back([&, t] {
+      std::mt19937_64 rng(o.seed * 1000003 + uint64_t(t));
+      tt::Table table(o.hash_mib);
+      std::vector<Sample> samples;
+      while (games.fetch_add(1) < o.games) {
+        samples.clear();
+        const double result = play_game(o, rng, table, samples);
+        if (result < 0) continue;
+        const char* r = result == 1.0 ? "1" : result == 0.0 ? "0" : "0.5";
+        std::lock_guard lock(out_mutex);
+        for (const auto& s : samples) file << s.fen << ';' << r << ';' << s.score << '\n';
+        file.flush();
+        positions += long(samples.size());
+      }
+    });
+  for (auto& th : threads) th.join();
+  std::cerr << "datagen: " << o.games << " games, " << positions << " positions -> " << o.out
+            << "\n";
+  return 0;
+}
+
+}  // namespace kibitz::tune

@@ -1,0 +1,42 @@
+// kibitz-tune: makes self-play data and fits the chess evaluation's weights
+// to it (tools/tune/README.md).
+#include <CLI/CLI.hpp>
+
+#include "datagen.h"
+#include "tuner.h"
+
+int main(int argc, char** argv) {
+  using namespace kibitz::tune;
+  CLI::App app{"Self-play data and Texel tuning for Kibitz's chess evaluation"};
+  app.require_subcommand(1);
+
+  DatagenOptions d;
+  auto* gen = app.add_subcommand("datagen", "Play Kibitz against itself and write quiet positions");
+  gen->add_option("--games", d.games, "Games to play")->check(CLI::PositiveNumber);
+  gen->add_option("--nodes", d.nodes, "Nodes per move")->check(CLI::PositiveNumber);
+  gen->add_option("--random-plies", d.random_plies, "Random opening plies")
+      ->check(CLI::Range(0, 40));
+  gen->add_option("--max-opening-score", d.max_opening_score,
+                  "Skip a game whose random opening is worse than this (cp)");
+  gen->add_option("--max-plies", d.max_plies, "Plies after which a game is a draw");
+  gen->add_option("--threads", d.threads, "Games played at once")->check(CLI::Range(1, 256));
+  gen->add_option("--hash", d.hash_mib, "Table size per thread (MiB)")->check(CLI::Range(1, 4096));
+  gen->add_option("--seed", d.seed, "Random seed of the openings");
+  gen->add_option("--out", d.out, "File to append to");
+
+  TunerOptions t;
+  auto* tune = app.add_subcommand("tune", "Fit the evaluation's weights to data (Texel's method)");
+  tune->add_option("data", t.data, "Data files (FEN;RESULT;SCORE lines)")->required();
+  tune->add_option("--lambda", t.lambda, "Weight of the game result (1) against the score (0)")
+      ->check(CLI::Range(0.0, 1.0));
+  tune->add_option("--epochs", t.epochs, "Passes over the data")->check(CLI::PositiveNumber);
+  tune->add_option("--rate", t.rate, "Adam step size (centipawns)");
+  tune->add_option("--validation", t.validation, "Share held out")->check(CLI::Range(0.0, 0.5));
+  tune->add_option("--threads", t.threads, "Threads")->check(CLI::Range(1, 256));
+  tune->add_option("--max-positions", t.max_positions, "Use at most this many positions");
+  tune->add_option("--out", t.out, "Header to write the weights to");
+
+  CLI11_PARSE(app, argc, argv);
+  if (*gen) return run_datagen(d);
+  return run_tuner(t);
+}
