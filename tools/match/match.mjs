@@ -34,8 +34,9 @@ const HELP = `usage: node match.mjs --engine1 CMD --engine2 CMD [options]
 
 engines
   --engine1 CMD, --engine2 CMD   engine commands; may carry arguments, "quoted" or 'quoted'
-  --engine1-opt Name=Value       UCI option for engine1 (repeatable); --engine2-opt for engine2,
-  --opt Name=Value               --opt for both (a per-engine option wins)
+  --engine1-opt Name=Value       UCI option for engine1 (repeatable)
+  --engine2-opt Name=Value       UCI option for engine2 (repeatable)
+  --opt Name=Value               UCI option for both (an engine's own option wins)
 limits (one of them; default --tc 100)
   --tc-clock BASE+INC   clock in ms: go wtime/btime/winc/binc; using more than the time left
                         plus --time-grace-ms loses the game
@@ -264,6 +265,15 @@ function killAllSync() {
   for (const e of [...liveEngines]) e.kill();
 }
 
+/** Engine processes not yet reaped; waiting for them leaves no zombie behind. */
+const unreaped = new Set();
+function reaped(timeoutMs) {
+  return Promise.race([
+    Promise.all([...unreaped].map((p) => new Promise((r) => p.once('exit', r)))),
+    new Promise((r) => setTimeout(r, timeoutMs)),
+  ]);
+}
+
 class Engine {
   constructor(label, cmd, options, debug) {
     this.label = label;       // "engine1" or "engine2"
@@ -341,6 +351,8 @@ class Engine {
     }
     liveEngines.add(this);
     const proc = this.proc;
+    unreaped.add(proc);
+    proc.on('exit', () => unreaped.delete(proc));
     proc.on('error', (e) => { this.startError = e.message; this.onExit(proc); });
     // 'close' comes after the last line of output, so a bestmove written just
     // before exiting still counts.
@@ -721,10 +733,14 @@ export async function main(argv) {
 
   let match = null;
   let printed = false;
+  let finishing = false;   // a signal or --timeout-s: finish() prints and exits, main() only waits
+  const never = () => new Promise(() => {});
   const finish = (code) => {
+    if (finishing) return;
+    finishing = true;
     killAllSync();
     if (match && !printed) { printed = true; process.stdout.write(JSON.stringify(match.summary()) + '\n'); }
-    process.exit(code);
+    reaped(1000).then(() => process.exit(code));
   };
   process.on('exit', killAllSync);
   for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
@@ -752,7 +768,9 @@ export async function main(argv) {
     }
     await match.probe();
   } catch (e) {
+    if (finishing) return never();
     killAllSync();
+    await reaped(1000);
     if (e instanceof UsageError) {
       process.stderr.write(`match: ${e.message}\n`);
       if (match) { printed = true; match.stop('error'); match.fatal = e.message; process.stdout.write(JSON.stringify(match.summary()) + '\n'); }
@@ -761,7 +779,9 @@ export async function main(argv) {
     throw e;
   }
   await match.run();
+  if (finishing) return never();
   killAllSync();
+  await reaped(1000);
   printed = true;
   process.stdout.write(JSON.stringify(match.summary()) + '\n');
   return match.fatal ? 2 : 0;
