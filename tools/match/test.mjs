@@ -257,8 +257,10 @@ matchTest('a crash loses, the engine is started again for the next game', async 
 
 matchTest('an engine that hangs loses on the move deadline, and is killed even though it ignores SIGTERM', async () => {
   const l1 = newLog(), l2 = newLog();
-  const { code, json: j } = await runMatch(['--engine1', fake(`--log ${l1}`), '--engine2', fake(`--mode hang --after 3 --log ${l2}`),
-    '--games', '2', '--depth', '3', '--move-timeout-ms', '1000']);
+  // engine2 hangs on its first move; engine1 (White in game 1) makes one move
+  // first, with the same generous deadline.
+  const { code, json: j } = await runMatch(['--engine1', fake(`--log ${l1}`), '--engine2', fake(`--mode hang --log ${l2}`),
+    '--games', '2', '--depth', '3', '--move-timeout-ms', '2500']);
   assert.equal(code, 0);
   assert.equal(j.wins, 2);
   assert.deepEqual(j.faults.engine2, { illegal: 0, timeout: 2, crash: 0 });
@@ -350,9 +352,10 @@ matchTest('an engine that cannot start is an error (exit 2), not a game', async 
   let r = await runMatch(['--engine1', path.join(TMP, 'no-such-engine'), '--engine2', fake()]);
   assert.equal(r.code, 2);
   assert.match(r.stderr, /engine1 .* cannot be started/);
-  r = await runMatch(['--engine1', fake(), '--engine2', fake(`--mode noinit --log ${l1}`), '--init-timeout-ms', '1000']);
+  // engine1 is started (and found wanting) first, so engine2's start-up time does not matter.
+  r = await runMatch(['--engine1', fake(`--mode noinit --log ${l1}`), '--engine2', fake(), '--init-timeout-ms', '2000']);
   assert.equal(r.code, 2);
-  assert.match(r.stderr, /engine2 .* cannot be started: no uciok/);
+  assert.match(r.stderr, /engine1 .* cannot be started: no uciok/);
   await assertNoEngineLeft(l1);
   r = await runMatch(['--engine1', fake(), '--engine2', fake(), '--openings', path.join(TMP, 'none.txt')]);
   assert.equal(r.code, 2);
