@@ -353,7 +353,7 @@ class Engine {
     const proc = this.proc;
     unreaped.add(proc);
     proc.on('exit', () => unreaped.delete(proc));
-    proc.on('error', (e) => { this.startError = e.message; this.onExit(proc); });
+    proc.on('error', (e) => { this.startError = e.message; unreaped.delete(proc); this.onExit(proc); });
     // 'close' comes after the last line of output, so a bestmove written just
     // before exiting still counts.
     proc.on('close', () => this.onExit(proc));
