@@ -31,6 +31,8 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0.0, 1.0));
   tune->add_option("--epochs", t.epochs, "Passes over the data")->check(CLI::PositiveNumber);
   tune->add_option("--rate", t.rate, "Adam step size (centipawns)");
+  tune->add_option("--l2", t.l2,
+                   "Penalty on the squared change of each weight (keeps rare terms sane)");
   tune->add_option("--validation", t.validation, "Share held out")->check(CLI::Range(0.0, 0.5));
   tune->add_option("--threads", t.threads, "Threads")->check(CLI::Range(1, 256));
   tune->add_option("--max-positions", t.max_positions, "Use at most this many positions");

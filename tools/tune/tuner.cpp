@@ -245,6 +245,7 @@ int run_tuner(const TunerOptions& o) {
                valid0);
 
   // Adam, full batch.
+  const std::vector<double> w0 = w;
   std::vector<double> m(w.size()), v(w.size()), g(w.size());
   const double b1 = 0.9, b2 = 0.999;
   double best_valid = valid0;
@@ -252,6 +253,7 @@ int run_tuner(const TunerOptions& o) {
   for (int epoch = 1; epoch <= o.epochs; ++epoch) {
     std::fill(g.begin(), g.end(), 0.0);
     const double train = loss(d, 0, train_end, w, k, &g, o.threads);
+    for (size_t i = 0; i < w.size(); ++i) g[i] += 2 * o.l2 * (w[i] - w0[i]);
     for (size_t i = 0; i < w.size(); ++i) {
       m[i] = b1 * m[i] + (1 - b1) * g[i];
       v[i] = b2 * v[i] + (1 - b2) * g[i] * g[i];
@@ -266,8 +268,8 @@ int run_tuner(const TunerOptions& o) {
     }
   }
   std::ostringstream how;
-  how << "Tuned on " << d.entries.size() << " positions, lambda " << o.lambda << ", K " << k
-      << "; validation loss " << valid0 << " -> " << best_valid << ".";
+  how << "Tuned on " << d.entries.size() << " positions, lambda " << o.lambda << ", l2 " << o.l2
+      << ", K " << k << "; validation loss " << valid0 << " -> " << best_valid << ".";
   write_header(o.out, best, how.str());
   std::cerr << "tune: wrote " << o.out << " (validation loss " << valid0 << " -> " << best_valid
             << ")\n";

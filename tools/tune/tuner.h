@@ -11,6 +11,7 @@ struct TunerOptions {
   double lambda = 1.0;            // weight of the game result against the search score
   int epochs = 2000;
   double rate = 1.0;        // Adam's step, in centipawns
+  double l2 = 1e-8;         // penalty on each weight's squared distance from its start
   double validation = 0.1;  // share of positions held out to report the loss on
   int threads = 1;
   size_t max_positions = 0;  // 0: all
