@@ -28,19 +28,7 @@ Bitboard steps(Bitboard men, Bitboard empty) {
 
 // Empty squares a king on s sees in all four directions.
 int king_mobility(Square s, Bitboard occupied) {
-  int n = 0;
-  for (int d = 0; d < kDirections; ++d) {
-    const Bitboard ray = ray_bb(Direction(d), s);
-    int f = file_of(s), r = rank_of(s);
-    for (;;) {
-      f += kFileStep[d], r += kRankStep[d];
-      if (!is_dark(f, r)) break;
-      const Bitboard b = square_bb(make_square(f, r));
-      if (!(ray & b) || (occupied & b)) break;
-      ++n;
-    }
-  }
-  return n;
+  return popcount(king_attacks(s, occupied) & ~occupied);
 }
 
 template <Color Us>
