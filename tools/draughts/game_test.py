@@ -101,9 +101,9 @@ def random_opening(rng, plies):
             return moves
 
 
-def play(engines, opening, max_plies, log_moves):
+def play(engines, start, opening, max_plies, log_moves):
     """engines[0] plays White. Returns (white's score, reason, moves, final fen, think times)."""
-    board, side = R.parse_fen(R.START)
+    board, side = R.parse_fen(start)
     moves = []
     for m in opening:
         found = R.find_move(board, side, m)
@@ -192,6 +192,9 @@ def main():
     ap.add_argument("--b-history", action="store_true")
     ap.add_argument("--games", type=int, default=100, help="games (rounded up to pairs)")
     ap.add_argument("--opening-plies", type=int, default=2)
+    ap.add_argument("--positions", help="start positions instead of random openings: a file with "
+                    "one FEN per line, each played twice with colours swapped (then --games is "
+                    "at most twice their number)")
     ap.add_argument("--max-plies", type=int, default=200)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--timeout", type=float, default=120, help="seconds per move before it is a loss")
@@ -214,13 +217,18 @@ def main():
     counted = [0, 0]  # moves of A, B
     decision = None
     log = open(a.pdn, "w") if a.pdn else None
+    starts = []
+    if a.positions:
+        starts = [l.split("#")[0].strip() for l in open(a.positions)]
+        starts = [R.to_fen(*R.parse_fen(f)) for f in starts if f]
+        pairs = min(pairs, len(starts))
     for p in range(pairs):
-        opening = random_opening(rng, a.opening_plies)
+        start, opening = (starts[p], []) if starts else (R.START, random_opening(rng, a.opening_plies))
         pair = 0.0
         for flip in (False, True):
             g = 2 * p + flip + 1
             order = [eng[1], eng[0]] if flip else [eng[0], eng[1]]
-            res, why, moves, final, t = play(order, opening, a.max_plies,
+            res, why, moves, final, t = play(order, start, opening, a.max_plies,
                                              lambda s: print("  " + s, flush=True))
             s = 1 - res if flip else res
             scores.append(s)
@@ -234,6 +242,7 @@ def main():
                 white, black = ("B", "A") if flip else ("A", "B")
                 log.write(f'[White "{white}"]\n[Black "{black}"]\n[Result "'
                           f'{ {1.0: "2-0", 0.5: "1-1", 0.0: "0-2"}[res] }"]\n[GameType "25"]\n'
+                          + (f'[FEN "{start}"]\n' if start != R.START else "") +
                           f'[Termination "{why}"]\n[FinalFEN "{final}"]\n')
                 log.write(" ".join((f"{i // 2 + 1}. " if i % 2 == 0 else "") + m
                                    for i, m in enumerate(moves)) + "\n\n")
