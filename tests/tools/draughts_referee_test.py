@@ -56,6 +56,16 @@ def main():
     moves = sorted(m for m, _ in R.legal_moves(board, side))
     check(moves == ["d6:f8:h6"], f"a man crowned in a capture captures on as a king: {moves}")
 
+    # The FMJD material draws the referee applies with --fmjd-draws.
+    import game_test as G
+    limit = lambda fen: G.material_limit(R.parse_fen(fen)[0])
+    check(limit("W:WKa1,Kc1,Ke1:BKh8") == 30, "three kings against a lone king: 15 moves")
+    check(limit("W:WKa1,c3:BKh8") == 10, "king and man against a king: 5 moves")
+    check(limit("W:WKa1,c3,e3:BKh8,h6") == 60, "five pieces, kings on both sides: 30 moves")
+    check(limit("W:Wa1,c3,e3:Bh8,h6") is None, "no kings: no material draw")
+    check(G.lone_king_on_road(R.parse_fen("W:WKa1,c3,e3:BKd4")[0]), "lone king on the main road")
+    check(not G.lone_king_on_road(R.parse_fen("W:WKa1,c3,e3:BKd6")[0]), "lone king off the road")
+
     # Two Kibitz front ends, two games of one opening with colours swapped.
     tool = os.path.join(ROOT, "tools", "draughts", "game_test.py")
     engine = f"{kibitz} draughts --depth 3 --hash 1"

@@ -101,8 +101,47 @@ def random_opening(rng, plies):
             return moves
 
 
-def play(engines, start, opening, max_plies, log_moves):
-    """engines[0] plays White. Returns (white's score, reason, moves, final fen, think times)."""
+MAIN_ROAD = {(i, i) for i in range(8)}
+
+
+def material_limit(board):
+    """FMJD 7.2.5, 7.2.6, 7.2.8: plies of unchanged balance (no capture, no
+    crowning) that draw with this material, or None. The shortest applies."""
+    if len(board) > 7:
+        return None
+    men = {c: sum(1 for p in board.values() if p == c) for c in "wb"}
+    kings = {c: sum(1 for p in board.values() if p == c.upper()) for c in "wb"}
+    total = len(board)
+    both = kings["w"] > 0 and kings["b"] > 0
+    limits = []
+    if both and total <= 3:
+        limits.append(10)  # 7.2.8: small endings, 5 moves
+    for c, o in (("w", "b"), ("b", "w")):
+        if kings[c] >= 3 and kings[o] == 1 and men[o] == 0:
+            limits.append(30)  # 7.2.5: three kings or more against a lone king, 15 moves
+    if both and 4 <= total <= 5:
+        limits.append(60)  # 7.2.6: 30 moves
+    if both and 6 <= total <= 7:
+        limits.append(120)  # 7.2.6: 60 moves
+    return min(limits) if limits else None
+
+
+def lone_king_on_road(board):
+    """7.2.7: a lone king on a1-h8 against three pieces, at least one a king."""
+    for c, o in (("w", "b"), ("b", "w")):
+        mine = [sq for sq, p in board.items() if p.lower() == c]
+        theirs = [p for p in board.values() if p.lower() == o]
+        if (len(mine) == 1 and board[mine[0]] == c.upper() and len(theirs) == 3
+                and o.upper() in theirs):
+            return mine[0] in MAIN_ROAD
+    return False
+
+
+def play(engines, start, opening, max_plies, log_moves, fmjd=False):
+    """engines[0] plays White. Returns (white's score, reason, moves, final fen, think times).
+
+    fmjd: also the FMJD material draws (7.2.5-7.2.8; a "move" is two plies),
+    checked after the loss by no legal move, as the engine's own rules do."""
     board, side = R.parse_fen(start)
     moves = []
     for m in opening:
@@ -110,12 +149,21 @@ def play(engines, start, opening, max_plies, log_moves):
         moves.append(found[0])
         board = found[1]
         side = "b" if side == "w" else "w"
-    seen, quiet = {}, 0
+    seen, quiet, balance, road = {}, 0, 0, -1
     since_fen, since_moves = R.to_fen(board, side), []
     think = [0.0, 0.0, 0, 0]  # seconds and moves of white, black
     while True:
         fen = R.to_fen(board, side)
         seen[fen] = seen.get(fen, 0) + 1
+        if fmjd:
+            if not R.legal_moves(board, side):
+                return (0.0 if side == "w" else 1.0), "no moves", moves, fen, think
+            road = road + 1 if lone_king_on_road(board) else -1
+            limit = material_limit(board)
+            if road >= 10:
+                return 0.5, "main road (7.2.7)", moves, fen, think
+            if limit is not None and balance >= limit:
+                return 0.5, f"material, {limit} plies (7.2.5-7.2.8)", moves, fen, think
         if seen[fen] >= 3:
             return 0.5, "repetition", moves, fen, think
         if quiet >= 30:
@@ -137,6 +185,11 @@ def play(engines, start, opening, max_plies, log_moves):
         man_moved = board[R.parse_square(mv[:2])].islower()
         irreversible = ":" in mv or man_moved
         quiet = 0 if irreversible else quiet + 1
+        crowned = man_moved and after[R.parse_square(mv.replace("-", ":").split(":")[-1])].isupper()
+        if ":" in mv or crowned:
+            balance, road = 0, -1
+        else:
+            balance += 1
         board = after
         moves.append(mv)
         side = "b" if side == "w" else "w"
@@ -196,6 +249,8 @@ def main():
                     "one FEN per line, each played twice with colours swapped (then --games is "
                     "at most twice their number)")
     ap.add_argument("--max-plies", type=int, default=200)
+    ap.add_argument("--fmjd-draws", action="store_true", help="also the FMJD material draws "
+                    "(7.2.5-7.2.8), which Kibitz's search applies when it is given the history")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--timeout", type=float, default=120, help="seconds per move before it is a loss")
     ap.add_argument("--sprt", action="store_true", help="stop when the SPRT decides")
@@ -229,7 +284,7 @@ def main():
             g = 2 * p + flip + 1
             order = [eng[1], eng[0]] if flip else [eng[0], eng[1]]
             res, why, moves, final, t = play(order, start, opening, a.max_plies,
-                                             lambda s: print("  " + s, flush=True))
+                                             lambda s: print("  " + s, flush=True), a.fmjd_draws)
             s = 1 - res if flip else res
             scores.append(s)
             pair += s
