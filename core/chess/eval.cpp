@@ -213,17 +213,17 @@ Score threats_and_king(const Position& pos, const Attacks& a, EvalTrace* trace) 
 template <bool kTrace>
 Score evaluate_score(const Position& pos, EvalTrace* trace) {
   Score s;
-  for (Bitboard b = pos.pieces(); b;) {
-    const Square sq = Square(pop_lsb(b));
-    const Piece p = pos.piece_on(sq);
-    if (color_of(p) == White)
-      s += kPsq.v[p][sq];
-    else
-      s -= kPsq.v[p][sq];
-    if constexpr (kTrace) {
-      const float sign = color_of(p) == White ? 1.f : -1.f;
-      trace->material[type_of(p)] += sign;
-      trace->psq[type_of(p)][color_of(p) == White ? int(sq) : int(sq) ^ 56] += sign;
+  for (int pt = Pawn; pt <= King; ++pt) {
+    const Piece white = make_piece(White, PieceType(pt)), black = make_piece(Black, PieceType(pt));
+    for (Bitboard b = pos.pieces(White, PieceType(pt)); b;) {
+      const int sq = pop_lsb(b);
+      s += kPsq.v[white][sq];
+      if constexpr (kTrace) trace->material[pt] += 1.f, trace->psq[pt][sq] += 1.f;
+    }
+    for (Bitboard b = pos.pieces(Black, PieceType(pt)); b;) {
+      const int sq = pop_lsb(b);
+      s -= kPsq.v[black][sq];
+      if constexpr (kTrace) trace->material[pt] -= 1.f, trace->psq[pt][sq ^ 56] -= 1.f;
     }
   }
   Attacks a;

@@ -47,6 +47,13 @@ struct Game {
   static int history_index(const Position& p, Move m) {
     return (p.side_to_move() * 64 + m.from()) * 64 + m.to();
   }
+  // Continuation history (search/search.h): by moved piece (12 kinds) and
+  // destination.
+  static constexpr int kContinuationSize = 12 * 64;
+  static int continuation_index(const Position& p, Move m) {
+    const Piece pc = p.moved_piece(m);
+    return (color_of(pc) * 6 + type_of(pc) - 1) * 64 + m.to();
+  }
   static uint16_t move_code(Move m) { return m.raw(); }
   static void do_move(Position& p, Move m) { p.do_move(m); }
   static void undo_move(Position& p, Move m) { p.undo_move(m); }

@@ -36,6 +36,16 @@
 
 KIBITZ_NAMESPACE(search) {
 
+// A game with continuation history (search below) says how many (piece,
+// destination) indices its moves have; 0 or absent: none.
+template <class G>
+constexpr int continuation_size() {
+  if constexpr (requires { G::kContinuationSize; })
+    return G::kContinuationSize;
+  else
+    return 0;
+}
+
 template <Game G>
 struct RootMove {
   using Move = typename G::Move;
@@ -116,6 +126,7 @@ class Worker {
     Value static_eval;
     bool in_check;
     bool null_tried;
+    int cont_index;  // G::continuation_index of current_move; -1: none (null move, before the root)
   };
 
   template <bool Pv>
@@ -126,6 +137,18 @@ class Worker {
   void update_pv(int ply, Move m);
   void update_quiet_stats(Stack* ss, Move best, const Move* quiets, int count, Depth depth);
   int& history(Move m) { return history_[G::history_index(pos_, m)]; }
+  // Continuation history: how good m was after the move made `back` plies
+  // before it (1: the opponent's last move, 2: our own previous one).
+  int continuation(const Stack* ss, int back, Move m) const {
+    if constexpr (continuation_size<G>() > 0) {
+      const int prev = (ss - back)->cont_index;
+      return prev < 0 ? 0
+                      : continuation_[size_t(prev) * continuation_size<G>() +
+                                      size_t(G::continuation_index(pos_, m))];
+    }
+    return 0;
+  }
+  void update_continuation(const Stack* ss, Move m, int bonus);
   Value aspiration(Depth depth, int pv_index);
 
   Shared<G>& shared_;
@@ -140,6 +163,7 @@ class Worker {
   std::atomic<uint64_t> nodes_{0};
   int calls_until_check_ = 0;
   std::vector<int> history_;
+  std::vector<int16_t> continuation_;
   Stack stack_[kMaxPly + 10]{};  // stack_ + 7 is the root: ss - 7 .. ss + kMaxPly + 2 valid
   Move pv_[kMaxPly + 2][kMaxPly + 2]{};
   int pv_length_[kMaxPly + 2]{};
@@ -175,9 +199,14 @@ uint64_t Shared<G>::total_nodes() const {
 
 template <Game G>
 Worker<G>::Worker(Shared<G>& shared, int index)
-    : shared_(shared), index_(index), pos_(shared.root), history_(G::kHistorySize, 0) {
+    : shared_(shared),
+      index_(index),
+      pos_(shared.root),
+      history_(G::kHistorySize, 0),
+      continuation_(size_t(continuation_size<G>()) * continuation_size<G>(), 0) {
   for (Move m : shared.root_moves) root_moves_.emplace_back(m);
   completed_ = root_moves_;
+  for (auto& st : stack_) st.cont_index = -1;
   for (int i = 0; i < kMaxPly + 3; ++i) stack_[7 + i].ply = i;
 }
 
@@ -339,6 +368,7 @@ Value Worker<G>::search(Stack* ss, Value alpha, Value beta, Depth depth, bool cu
           G::null_move_allowed(pos_) && beta > kValueMatedInMaxPly) {
         const Depth r = 3 + depth / 4 + std::min((eval - beta) / 200, 3);
         ss->current_move = Move{};
+        ss->cont_index = -1;
         ss->null_tried = true;
         G::do_null_move(pos_);
         Value v = -search<false>(ss + 1, -beta, -beta + 1, depth - r, !cut_node);
@@ -373,7 +403,7 @@ Value Worker<G>::search(Stack* ss, Value alpha, Value beta, Depth depth, bool cu
     else if (m == ss->killers[1])
       scores[i] = (1 << 27) - 1;
     else
-      scores[i] = history(m);
+      scores[i] = history(m) + continuation(ss, 1, m) + continuation(ss, 2, m);
   }
   // A forced reply does not cost depth.
   const Depth single_reply = count == 1 ? 1 : 0;
@@ -416,6 +446,7 @@ Value Worker<G>::search(Stack* ss, Value alpha, Value beta, Depth depth, bool cu
     }
 
     ss->current_move = m;
+    if constexpr (continuation_size<G>() > 0) ss->cont_index = G::continuation_index(pos_, m);
     if (Pv) pv_length_[ply + 1] = 0;  // a child searched with a null window leaves no line
     G::do_move(pos_, m);
     shared_.tt.prefetch(G::key(pos_));
@@ -430,7 +461,7 @@ Value Worker<G>::search(Stack* ss, Value alpha, Value beta, Depth depth, bool cu
     if (depth >= 2 && move_count > 1 + int(Pv) && (!tactical || scores[picked] < 0)) {
       int r = detail::reduction(depth, move_count);
       r += !Pv + cut_node - improving - killer - int(gives_check);
-      if (!tactical) r -= std::clamp(history(m) / 6000, -2, 2);
+      if (!tactical) r -= std::clamp(scores[picked] / 12000, -2, 2);
       const Depth d = std::clamp(new_depth - r, 1, new_depth);
       value = -search<false>(ss + 1, -(alpha + 1), -alpha, d, true);
       if (value > alpha && d < new_depth)
@@ -498,7 +529,24 @@ void Worker<G>::update_quiet_stats(Stack* ss, Move best, const Move* quiets, int
   const int bonus = std::min(depth * depth * 16, 1600);
   const auto update = [](int& h, int b) { h += b - h * std::abs(b) / 16384; };
   update(history(best), bonus);
-  for (int i = 0; i < count; ++i) update(history(quiets[i]), -bonus);
+  update_continuation(ss, best, bonus);
+  for (int i = 0; i < count; ++i) {
+    update(history(quiets[i]), -bonus);
+    update_continuation(ss, quiets[i], -bonus);
+  }
+}
+
+template <Game G>
+void Worker<G>::update_continuation(const Stack* ss, Move m, int bonus) {
+  if constexpr (continuation_size<G>() > 0) {
+    const size_t to = size_t(G::continuation_index(pos_, m));
+    for (int back : {1, 2}) {
+      const int prev = (ss - back)->cont_index;
+      if (prev < 0) continue;
+      int16_t& h = continuation_[size_t(prev) * continuation_size<G>() + to];
+      h = int16_t(h + bonus - h * std::abs(bonus) / 16384);
+    }
+  }
 }
 
 template <Game G>
