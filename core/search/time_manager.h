@@ -45,12 +45,14 @@ class TimeManager {
     if (limits_.deadline && Clock::now() >= *limits_.deadline) return true;
     return hard_ && elapsed_ms() >= maximum_ms_;
   }
-  // Checked between iterations: with a clock, stop early when the next
-  // iteration would likely not finish in the optimum time. `stability` is
-  // below 1 when the best move has not changed for a while.
+  // Checked between iterations: with a clock, start no new iteration once
+  // the optimum time, scaled by `stability`, has passed. `stability` is below
+  // 1 when the best move has not changed for a while, above 1 when it keeps
+  // changing. (Stopping at 0.6 of that left a third of the clock unused:
+  // -66 Elo at 1 s + 0.01 s, see docs/strength/chess-log.md.)
   bool stop_before_next_iteration(double stability) const {
     if (!clock_) return limits_.movetime_ms && elapsed_ms() >= maximum_ms_;
-    return double(elapsed_ms()) > double(optimum_ms_) * stability * 0.6;
+    return double(elapsed_ms()) > double(optimum_ms_) * stability;
   }
   bool node_limit_reached(uint64_t nodes) const { return limits_.nodes && nodes >= *limits_.nodes; }
   int depth_limit() const {
