@@ -199,11 +199,7 @@ uint64_t Shared<G>::total_nodes() const {
 
 template <Game G>
 Worker<G>::Worker(Shared<G>& shared, int index)
-    : shared_(shared),
-      index_(index),
-      pos_(shared.root),
-      history_(G::kHistorySize, 0),
-      continuation_(size_t(continuation_size<G>()) * continuation_size<G>(), 0) {
+    : shared_(shared), index_(index), pos_(shared.root), history_(G::kHistorySize, 0) {
   for (Move m : shared.root_moves) root_moves_.emplace_back(m);
   completed_ = root_moves_;
   for (auto& st : stack_) st.cont_index = -1;
@@ -231,6 +227,13 @@ void Worker<G>::update_pv(int ply, Move m) {
 template <Game G>
 void Worker<G>::run() {
   if (root_moves_.empty()) return;
+  // The continuation table (1.2 MB for chess) lives only while the worker
+  // runs, not while its search waits in the pool's queue or after it ends.
+  continuation_.assign(size_t(continuation_size<G>()) * continuation_size<G>(), 0);
+  struct Release {
+    std::vector<int16_t>& table;
+    ~Release() { std::vector<int16_t>().swap(table); }
+  } release{continuation_};
   const int max_depth = shared_.time.depth_limit();
   Move last_best = root_moves_[0].move;
   int best_move_stable = 0;
