@@ -47,7 +47,7 @@ lo, hi = r.get("elo_95") or [None, None]
 f = lambda x: "n/a" if x is None else f"{x:+.0f}"
 print(f"UCI_Elo {elo}: {r['games']} games +{r['wins']} ={r['draws']} -{r['losses']} "
       f"score {r['score']:.3f}, Elo {f(r['elo'])} [{f(lo)}, {f(hi)}] against it, "
-      f"so about {f(None if r['elo'] is None else int(elo) + r['elo'])} on that scale; "
+      f"so about {'n/a' if r['elo'] is None else round(int(elo) + r['elo'])} on that scale; "
       f"illegal {r['illegal']}, time losses {r['timeouts']}, crashes {r['crashes']}")
 PY
 done
