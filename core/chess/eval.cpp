@@ -1,6 +1,7 @@
 #include "chess/eval.h"
 
 #include <algorithm>
+#include <memory>
 
 #include "chess/eval_weights.h"
 
@@ -140,7 +141,14 @@ Score pieces_and_pawns(const Position& pos, Attacks& a, EvalTrace* trace) {
     }
   }
 
-  // Pawn structure.
+  return s;
+}
+
+// The terms of Us's pawns that depend on pawns alone (isolated, doubled,
+// connected, passed by rank); sets `passed` to Us's passed pawns.
+template <Color Us, bool kTrace>
+Score pawn_structure(Bitboard our_pawns, Bitboard their_pawns, Bitboard& passed, EvalTrace* trace) {
+  Score s;
   for (Bitboard b = our_pawns; b;) {
     const Square sq = Square(pop_lsb(b));
     const int f = file_of(sq);
@@ -150,15 +158,52 @@ Score pieces_and_pawns(const Position& pos, Attacks& a, EvalTrace* trace) {
     if (our_pawns & file_bb(f) & forward_files(Us, sq)) KIBITZ_TERM(doubled_pawn, 1);
     if (our_pawns & adjacent & (rank_bb(rank_of(sq)) | rank_bb(rank_of(sq - pawn_push(Us)))))
       KIBITZ_TERM(connected_pawn[r], 1);
-    if (!(their_pawns & forward_files(Us, sq))) {  // passed
+    if (!(their_pawns & forward_files(Us, sq))) {
       KIBITZ_TERM(passed[r], 1);
-      const Square stop = sq + pawn_push(Us);
-      KIBITZ_TERM(passed_their_king[r], distance(stop, their_king));
-      KIBITZ_TERM(passed_our_king[r], distance(stop, our_king));
-      if (pos.empty(stop)) KIBITZ_TERM(passed_free[r], 1);
+      passed |= square_bb(sq);
     }
   }
   return s;
+}
+
+// The terms of Us's passed pawns that depend on the kings and the stop square.
+template <Color Us, bool kTrace>
+Score passed_pawns(const Position& pos, Bitboard passed, EvalTrace* trace) {
+  Score s;
+  const Square our_king = pos.king_square(Us), their_king = pos.king_square(~Us);
+  for (Bitboard b = passed; b;) {
+    const Square sq = Square(pop_lsb(b));
+    const int r = relative_rank(Us, sq);
+    const Square stop = sq + pawn_push(Us);
+    KIBITZ_TERM(passed_their_king[r], distance(stop, their_king));
+    KIBITZ_TERM(passed_our_king[r], distance(stop, our_king));
+    if (pos.empty(stop)) KIBITZ_TERM(passed_free[r], 1);
+  }
+  return s;
+}
+
+// Each thread's cache of pawn_structure() by the two sides' pawns. A zeroed
+// entry is right as it stands: no pawns, no terms.
+struct PawnEntry {
+  Bitboard pawns[kColors];
+  Bitboard passed[kColors];
+  Score score;  // White's terms minus Black's
+};
+constexpr int kPawnCacheBits = 13;
+
+const PawnEntry& pawn_entry(const Position& pos) {
+  thread_local std::unique_ptr<PawnEntry[]> cache;
+  if (!cache) cache = std::make_unique<PawnEntry[]>(size_t(1) << kPawnCacheBits);
+  const Bitboard w = pos.pieces(White, Pawn), b = pos.pieces(Black, Pawn);
+  PawnEntry& e =
+      cache[((w * 0x9E3779B97F4A7C15ULL) ^ (b * 0xC2B2AE3D27D4EB4FULL)) >> (64 - kPawnCacheBits)];
+  if (e.pawns[White] != w || e.pawns[Black] != b) {
+    e.pawns[White] = w, e.pawns[Black] = b;
+    e.passed[White] = e.passed[Black] = 0;
+    e.score = pawn_structure<White, false>(w, b, e.passed[White], nullptr) -
+              pawn_structure<Black, false>(b, w, e.passed[Black], nullptr);
+  }
+  return e;
 }
 
 // Threats and the attack on the enemy king: needs both sides' attacks.
@@ -229,6 +274,18 @@ Score evaluate_score(const Position& pos, EvalTrace* trace) {
   Attacks a;
   s += pieces_and_pawns<White, kTrace>(pos, a, trace);
   s -= pieces_and_pawns<Black, kTrace>(pos, a, trace);
+  Bitboard passed[kColors] = {0, 0};
+  if constexpr (kTrace) {
+    const Bitboard w = pos.pieces(White, Pawn), b = pos.pieces(Black, Pawn);
+    s += pawn_structure<White, true>(w, b, passed[White], trace);
+    s -= pawn_structure<Black, true>(b, w, passed[Black], trace);
+  } else {
+    const PawnEntry& e = pawn_entry(pos);
+    s += e.score;
+    passed[White] = e.passed[White], passed[Black] = e.passed[Black];
+  }
+  s += passed_pawns<White, kTrace>(pos, passed[White], trace);
+  s -= passed_pawns<Black, kTrace>(pos, passed[Black], trace);
   s += threats_and_king<White, kTrace>(pos, a, trace);
   s -= threats_and_king<Black, kTrace>(pos, a, trace);
   const bool white = pos.side_to_move() == White;
