@@ -139,12 +139,17 @@ class Worker {
   int& history(Move m) { return history_[G::history_index(pos_, m)]; }
   // Continuation history: how good m was after the move made `back` plies
   // before it (1: the opponent's last move, 2: our own previous one).
-  int continuation(const Stack* ss, int back, Move m) const {
+  // The row of the table for the move made `back` plies before this node,
+  // indexed by G::continuation_index of the move to score; null if none.
+  const int16_t* continuation_row(const Stack* ss, int back) const {
+    const int prev = (ss - back)->cont_index;
+    return prev < 0 ? nullptr : continuation_.data() + size_t(prev) * continuation_size<G>();
+  }
+  int continuation_score(const int16_t* cont1, const int16_t* cont2, Move m) const {
     if constexpr (continuation_size<G>() > 0) {
-      const int prev = (ss - back)->cont_index;
-      return prev < 0 ? 0
-                      : continuation_[size_t(prev) * continuation_size<G>() +
-                                      size_t(G::continuation_index(pos_, m))];
+      if (!cont1 && !cont2) return 0;
+      const size_t i = size_t(G::continuation_index(pos_, m));
+      return (cont1 ? cont1[i] : 0) + (cont2 ? cont2[i] : 0);
     }
     return 0;
   }
@@ -394,6 +399,8 @@ Value Worker<G>::search(Stack* ss, Value alpha, Value beta, Depth depth, bool cu
   end = G::generate_quiet(pos_, end);
   const int count = int(end - moves);
   if (count == 0) return root ? kValueZero : G::no_moves_value(pos_, ply);
+  const int16_t* cont1 = continuation_row(ss, 1);
+  const int16_t* cont2 = continuation_row(ss, 2);
   for (int i = 0; i < count; ++i) {
     const Move m = moves[i];
     if (tt_code && G::move_code(m) == tt_code)
@@ -406,7 +413,7 @@ Value Worker<G>::search(Stack* ss, Value alpha, Value beta, Depth depth, bool cu
     else if (m == ss->killers[1])
       scores[i] = (1 << 27) - 1;
     else
-      scores[i] = history(m) + continuation(ss, 1, m) + continuation(ss, 2, m);
+      scores[i] = history(m) + continuation_score(cont1, cont2, m);
   }
   // A forced reply does not cost depth.
   const Depth single_reply = count == 1 ? 1 : 0;
