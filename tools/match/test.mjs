@@ -341,7 +341,7 @@ matchTest('SIGINT stops the run: exit 130, a JSON line, every engine killed', as
 matchTest('--timeout-s bounds the run: exit 3, engines killed', async () => {
   const l1 = newLog(), l2 = newLog();
   const { code, json: j } = await runMatch(['--engine1', fake(`--mode hang --log ${l1}`), '--engine2', fake(`--log ${l2}`),
-    '--games', '2', '--nodes', '1', '--move-timeout-ms', '600000', '--timeout-s', '1']);
+    '--games', '2', '--nodes', '1', '--move-timeout-ms', '600000', '--timeout-s', '5']);
   assert.equal(code, 3);
   assert.equal(j.stopped, 'timeout');
   await assertNoEngineLeft(l1, l2);
