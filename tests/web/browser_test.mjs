@@ -40,7 +40,9 @@ function fail(message) {
 
 function startServer() {
   return new Promise((resolve, reject) => {
-    const child = spawn(bin, ["serve", "--port", "0", "--web-root", webRoot], {stdio: ["ignore", "pipe", "pipe"]})
+    // A memory store: the default SQLite file would be made under the test's working directory.
+    const child = spawn(bin, ["serve", "--port", "0", "--web-root", webRoot],
+                        {stdio: ["ignore", "pipe", "pipe"], env: {...process.env, KIBITZ_STORE_BACKEND: "memory"}})
     let output = ""
     const timer = setTimeout(() => reject(new Error(`kibitz did not say where it listens:\n${output}`)), WAIT)
     const onData = (chunk) => {
