@@ -137,10 +137,10 @@ class Worker {
   void update_pv(int ply, Move m);
   void update_quiet_stats(Stack* ss, Move best, const Move* quiets, int count, Depth depth);
   int& history(Move m) { return history_[G::history_index(pos_, m)]; }
-  // Continuation history: how good m was after the move made `back` plies
-  // before it (1: the opponent's last move, 2: our own previous one).
-  // The row of the table for the move made `back` plies before this node,
-  // indexed by G::continuation_index of the move to score; null if none.
+  // Continuation history: how good a move was after the move made `back`
+  // plies before it (1: the opponent's last move, 2: our own previous one).
+  // This is the row for the move made `back` plies before this node, indexed
+  // by G::continuation_index of the move to score; null if none.
   const int16_t* continuation_row(const Stack* ss, int back) const {
     const int prev = (ss - back)->cont_index;
     return prev < 0 ? nullptr : continuation_.data() + size_t(prev) * continuation_size<G>();
@@ -154,6 +154,11 @@ class Worker {
     return 0;
   }
   void update_continuation(const Stack* ss, Move m, int bonus);
+  // A history entry moved towards +-16384 by `bonus`, less the nearer it is.
+  template <class T>
+  static void apply_bonus(T& h, int bonus) {
+    h = T(h + bonus - h * std::abs(bonus) / 16384);
+  }
   Value aspiration(Depth depth, int pv_index);
 
   Shared<G>& shared_;
@@ -546,11 +551,10 @@ void Worker<G>::update_quiet_stats(Stack* ss, Move best, const Move* quiets, int
     ss->killers[0] = best;
   }
   const int bonus = std::min(depth * depth * 16, 1600);
-  const auto update = [](int& h, int b) { h += b - h * std::abs(b) / 16384; };
-  update(history(best), bonus);
+  apply_bonus(history(best), bonus);
   update_continuation(ss, best, bonus);
   for (int i = 0; i < count; ++i) {
-    update(history(quiets[i]), -bonus);
+    apply_bonus(history(quiets[i]), -bonus);
     update_continuation(ss, quiets[i], -bonus);
   }
 }
@@ -562,8 +566,7 @@ void Worker<G>::update_continuation(const Stack* ss, Move m, int bonus) {
     for (int back : {1, 2}) {
       const int prev = (ss - back)->cont_index;
       if (prev < 0) continue;
-      int16_t& h = continuation_[size_t(prev) * continuation_size<G>() + to];
-      h = int16_t(h + bonus - h * std::abs(bonus) / 16384);
+      apply_bonus(continuation_[size_t(prev) * continuation_size<G>() + to], bonus);
     }
   }
 }
