@@ -121,8 +121,14 @@ bool load(const TunerOptions& o, Data& d) {
       e.count = uint32_t(d.coef.size()) - e.first;
       e.mg_share = float(t.scale * t.phase / 24.0);
       e.eg_share = float(t.scale * (24 - t.phase) / 24.0);
-      e.result = std::stof(line.substr(a + 1, b - a - 1));
-      e.score = std::stof(line.substr(b + 1));
+      try {
+        e.result = std::stof(line.substr(a + 1, b - a - 1));
+        e.score = std::stof(line.substr(b + 1));
+      } catch (const std::exception&) {  // not a number: skip the line, whole
+        d.index.resize(e.first), d.coef.resize(e.first);
+        ++bad;
+        continue;
+      }
       d.entries.push_back(e);
     }
   }
