@@ -239,13 +239,20 @@ async function review(page) {
   check("review: sound moves are not judged", [0, 6].every((i) => !/[?!]/.test(marks[i])), `${marks[0]} ${marks[6]}`)
   const dots = await page.$$eval("#chart circle.chart-dot.blunder", (l) => l.length)
   check("review: the evaluation chart marks the blunder", dots >= 1 && !(await page.$eval("#chart", (e) => e.hidden)))
+  // The move list must not move while the live search restarts and its lines come and go.
+  const movesTop = () => page.$eval("#moves", (e) => e.getBoundingClientRect().top)
+  const topBefore = await movesTop()
   await page.click("#moves .move[data-ply='6']")
+  const topRestarting = await movesTop()
   await page.waitForSelector("#judgment-note:not([hidden])", {timeout: WAIT})
   const note = await page.textContent("#judgment-note")
   check("review: the blunder is explained at its ply", /Nf6\?\? is a blunder/.test(note), note)
   // The position after 3…Nf6?? is analysed again live: mate in one for White.
   await page.waitForFunction(() => /^M1/.test(document.querySelector("#lines li .score")?.textContent || ""), null, {timeout: WAIT})
   check("review: live analysis finds the mate the blunder allowed", /Qxf7#/.test((await lineTexts(page))[0]), (await lineTexts(page))[0])
+  const topAfter = await movesTop()
+  check("review: the move list stays put while the analysis restarts", topBefore === topRestarting && topRestarting === topAfter,
+    `${topBefore} ${topRestarting} ${topAfter}`)
   await page.waitForTimeout(400)  // the board's move animation
   await screenshot(page, "review-desktop.png")
 

@@ -316,6 +316,7 @@ $("best").addEventListener("click", () => {
 
 $("multipv").addEventListener("change", (e) => {
   state.multipv = Number(e.target.value)
+  $("lines").style.setProperty("--lines", String(state.multipv))
   e.target.blur()
   if (state.analysing) restartAnalysis()
 })
