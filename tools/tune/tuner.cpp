@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -18,6 +19,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include "chess/attacks.h"
@@ -45,49 +47,69 @@ struct Data {
   std::vector<float> coef;
 };
 
-// Names and sizes of the members of EvalTerms, in order.
+// Names and sizes of the members of EvalTerms, in order. Sizes, rows and
+// offsets come from the struct itself; the checks below fail the build if a
+// member is missing, listed twice or out of order.
 struct Member {
   const char* name;
   int size;
-  int rows;  // 1, or the first dimension of a 2-D member
+  int rows;    // 1, or the first dimension of a 2-D member
+  int offset;  // in T, from the start of the struct
 };
-constexpr Member kMembers[] = {
-    {"material", 7, 1},
-    {"psq", 7 * 64, 7},
-    {"knight_mobility", 9, 1},
-    {"bishop_mobility", 14, 1},
-    {"rook_mobility", 15, 1},
-    {"queen_mobility", 28, 1},
-    {"bishop_pair", 1, 1},
-    {"rook_open_file", 1, 1},
-    {"rook_semi_open_file", 1, 1},
-    {"rook_on_seventh", 1, 1},
-    {"knight_outpost", 1, 1},
-    {"bishop_outpost", 1, 1},
-    {"doubled_pawn", 1, 1},
-    {"isolated_pawn", 1, 1},
-    {"connected_pawn", 8, 1},
-    {"passed", 8, 1},
-    {"passed_their_king", 8, 1},
-    {"passed_our_king", 8, 1},
-    {"passed_free", 8, 1},
-    {"threat_by_pawn", 7, 1},
-    {"threat_by_minor", 7, 1},
-    {"threat_by_rook", 7, 1},
-    {"hanging", 1, 1},
-    {"king_attack", 7, 1},
-    {"safe_check", 7, 1},
-    {"shelter_missing_open", 1, 1},
-    {"shelter_missing_semi", 1, 1},
-    {"shelter_pawn", 8, 1},
-    {"tempo", 1, 1},
-};
-constexpr int member_total() {
-  int n = 0;
-  for (const auto& m : kMembers) n += m.size;
-  return n;
+template <class M>
+constexpr int rows_of() {
+  if constexpr (std::rank_v<M> == 2)
+    return int(std::extent_v<M, 0>);
+  else
+    return 1;
 }
-static_assert(member_total() == kEvalTermCount, "kMembers must list every member of EvalTerms");
+using chess::EvalTrace;
+template <class M>
+constexpr Member term(const char* name, size_t offset) {
+  return {name, int(sizeof(M) / sizeof(float)), rows_of<M>(), int(offset / sizeof(float))};
+}
+#define KIBITZ_TERM(n) term<decltype(EvalTrace::n)>(#n, offsetof(EvalTrace, n))
+constexpr Member kMembers[] = {
+    KIBITZ_TERM(material),
+    KIBITZ_TERM(psq),
+    KIBITZ_TERM(knight_mobility),
+    KIBITZ_TERM(bishop_mobility),
+    KIBITZ_TERM(rook_mobility),
+    KIBITZ_TERM(queen_mobility),
+    KIBITZ_TERM(bishop_pair),
+    KIBITZ_TERM(rook_open_file),
+    KIBITZ_TERM(rook_semi_open_file),
+    KIBITZ_TERM(rook_on_seventh),
+    KIBITZ_TERM(knight_outpost),
+    KIBITZ_TERM(bishop_outpost),
+    KIBITZ_TERM(doubled_pawn),
+    KIBITZ_TERM(isolated_pawn),
+    KIBITZ_TERM(connected_pawn),
+    KIBITZ_TERM(passed),
+    KIBITZ_TERM(passed_their_king),
+    KIBITZ_TERM(passed_our_king),
+    KIBITZ_TERM(passed_free),
+    KIBITZ_TERM(threat_by_pawn),
+    KIBITZ_TERM(threat_by_minor),
+    KIBITZ_TERM(threat_by_rook),
+    KIBITZ_TERM(hanging),
+    KIBITZ_TERM(king_attack),
+    KIBITZ_TERM(safe_check),
+    KIBITZ_TERM(shelter_missing_open),
+    KIBITZ_TERM(shelter_missing_semi),
+    KIBITZ_TERM(shelter_pawn),
+    KIBITZ_TERM(tempo),
+};
+#undef KIBITZ_TERM
+constexpr bool members_tile_the_struct() {
+  int next = 0;
+  for (const auto& m : kMembers) {
+    if (m.offset != next) return false;
+    next += m.size;
+  }
+  return next == kEvalTermCount;
+}
+static_assert(members_tile_the_struct(), "kMembers must list every member of EvalTerms, in order");
 
 double sigmoid(double k, double e) { return 1.0 / (1.0 + std::pow(10.0, -k * e / 400.0)); }
 
