@@ -414,7 +414,11 @@ class ApiImpl final : public Api {
         if (best && ply >= 0 && (played || data["played"].is_null()))
           call->options.finished[size_t(ply)] = review::FinishedPly{*best, played};
       }
-      job->progress = {{"ply", call->options.finished.size()}, {"plies", call->plies}};
+      {
+        // The job is listed already (restore above): readers hold its mutex.
+        std::lock_guard lock(job->mutex);
+        job->progress = {{"ply", call->options.finished.size()}, {"plies", call->plies}};
+      }
       keep_plies(*call, r.id);
       work =
           std::make_shared<ReviewWork>(core_, std::move(*call), reporter_for(job), r.id, deadline);
