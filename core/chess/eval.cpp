@@ -191,12 +191,20 @@ struct PawnEntry {
 };
 constexpr int kPawnCacheBits = 13;
 
-const PawnEntry& pawn_entry(const Position& pos) {
+// The entry for pos's pawns, found (and its cache line asked for) before
+// the rest of the evaluation, so the load overlaps with that work.
+PawnEntry& pawn_slot(const Position& pos) {
   thread_local std::unique_ptr<PawnEntry[]> cache;
   if (!cache) cache = std::make_unique<PawnEntry[]>(size_t(1) << kPawnCacheBits);
   const Bitboard w = pos.pieces(White, Pawn), b = pos.pieces(Black, Pawn);
   PawnEntry& e =
       cache[((w * 0x9E3779B97F4A7C15ULL) ^ (b * 0xC2B2AE3D27D4EB4FULL)) >> (64 - kPawnCacheBits)];
+  __builtin_prefetch(&e);
+  return e;
+}
+
+const PawnEntry& pawn_entry(const Position& pos, PawnEntry& e) {
+  const Bitboard w = pos.pieces(White, Pawn), b = pos.pieces(Black, Pawn);
   if (e.pawns[White] != w || e.pawns[Black] != b) {
     e.pawns[White] = w, e.pawns[Black] = b;
     e.passed[White] = e.passed[Black] = 0;
@@ -257,6 +265,8 @@ Score threats_and_king(const Position& pos, const Attacks& a, EvalTrace* trace) 
 // White's score before the phase blend, and with a trace the count of every term.
 template <bool kTrace>
 Score evaluate_score(const Position& pos, EvalTrace* trace) {
+  PawnEntry* slot = nullptr;
+  if constexpr (!kTrace) slot = &pawn_slot(pos);
   Score s;
   for (int pt = Pawn; pt <= King; ++pt) {
     const Piece white = make_piece(White, PieceType(pt)), black = make_piece(Black, PieceType(pt));
@@ -280,7 +290,7 @@ Score evaluate_score(const Position& pos, EvalTrace* trace) {
     s += pawn_structure<White, true>(w, b, passed[White], trace);
     s -= pawn_structure<Black, true>(b, w, passed[Black], trace);
   } else {
-    const PawnEntry& e = pawn_entry(pos);
+    const PawnEntry& e = pawn_entry(pos, *slot);
     s += e.score;
     passed[White] = e.passed[White], passed[Black] = e.passed[Black];
   }
