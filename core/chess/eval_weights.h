@@ -1,6 +1,7 @@
 // The chess evaluation's weights (core/chess/eval_terms.h), {middlegame,
 // endgame} in centipawns. Written by `kibitz-tune tune` (tools/tune).
-// Tuned on 345168 positions, lambda 0.5, l2 1e-09, K 1.12776; validation loss 0.0315547 -> 0.0284501.
+// Tuned on 345168 positions, lambda 0.5, l2 1e-09, K 1.12776;
+// validation loss 0.0315547 -> 0.0284501.
 #pragma once
 
 #include "chess/eval_terms.h"

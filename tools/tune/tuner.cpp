@@ -130,12 +130,19 @@ bool load(const TunerOptions& o, Data& d) {
         continue;
       }
       auto pos = chess::Position::from_fen(std::string_view(line).substr(0, a));
-      if (!pos) {
+      Entry e{};
+      bool numbers = true;
+      try {
+        e.result = std::stof(line.substr(a + 1, b - a - 1));
+        e.score = std::stof(line.substr(b + 1));
+      } catch (const std::exception&) {  // not a number
+        numbers = false;
+      }
+      if (!pos || !numbers) {
         ++bad;
         continue;
       }
       const auto t = chess::evaluate_with_trace(*pos);
-      Entry e{};
       e.first = uint32_t(d.coef.size());
       const float* c = reinterpret_cast<const float*>(&t.trace);
       for (int i = 0; i < kEvalTermCount; ++i)
@@ -143,14 +150,6 @@ bool load(const TunerOptions& o, Data& d) {
       e.count = uint32_t(d.coef.size()) - e.first;
       e.mg_share = float(t.scale * t.phase / 24.0);
       e.eg_share = float(t.scale * (24 - t.phase) / 24.0);
-      try {
-        e.result = std::stof(line.substr(a + 1, b - a - 1));
-        e.score = std::stof(line.substr(b + 1));
-      } catch (const std::exception&) {  // not a number: skip the line, whole
-        d.index.resize(e.first), d.coef.resize(e.first);
-        ++bad;
-        continue;
-      }
       d.entries.push_back(e);
     }
   }
@@ -297,7 +296,7 @@ int run_tuner(const TunerOptions& o) {
   }
   std::ostringstream how;
   how << "Tuned on " << d.entries.size() << " positions, lambda " << o.lambda << ", l2 " << o.l2
-      << ", K " << k << "; validation loss " << valid0 << " -> " << best_valid << ".";
+      << ", K " << k << ";\n// validation loss " << valid0 << " -> " << best_valid << ".";
   write_header(o.out, best, how.str());
   std::cerr << "tune: wrote " << o.out << " (validation loss " << valid0 << " -> " << best_valid
             << ")\n";
