@@ -1,6 +1,8 @@
-// Chess move generation and make/unmake, per position of a small fixed set.
+// Chess move generation, make/unmake and evaluation, per position of a small
+// fixed set.
 #include <benchmark/benchmark.h>
 
+#include "chess/eval.h"
 #include "chess/perft.h"
 
 namespace kibitz::chess {
@@ -67,4 +69,20 @@ void BM_Perft3(benchmark::State& state) {
 BENCHMARK(BM_Perft3)->DenseRange(0, 3);
 
 }  // namespace
+// The static evaluation of the position after each legal move (the pawn
+// cache is warm after the first iteration, as it mostly is in a search).
+void BM_Evaluate(benchmark::State& state) {
+  Position pos = position(state);
+  const MoveList list(pos);
+  for (auto _ : state) {
+    for (Move m : list) {
+      pos.do_move(m);
+      benchmark::DoNotOptimize(evaluate(pos));
+      pos.undo_move(m);
+    }
+  }
+  state.SetItemsProcessed(state.iterations() * list.size());
+}
+BENCHMARK(BM_Evaluate)->DenseRange(0, 3);
+
 }  // namespace kibitz::chess

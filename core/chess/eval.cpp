@@ -37,19 +37,31 @@ constexpr int distance(Square a, Square b) {
   return std::max(std::abs(file_of(a) - file_of(b)), std::abs(rank_of(a) - rank_of(b)));
 }
 
-Bitboard forward_files(Color c, Square s) {
-  // Squares in front of s on its file and the two next to it.
-  Bitboard front =
-      c == White ? ~Bitboard(0) << 8 << (8 * rank_of(s)) : ((Bitboard(1) << (8 * rank_of(s))) - 1);
-  const Bitboard files =
-      file_bb(file_of(s)) | shift<East>(file_bb(file_of(s))) | shift<West>(file_bb(file_of(s)));
-  return front & files;
+// kForwardFiles[c][s]: the squares in front of s (from c's side) on its file
+// and the two next to it.
+struct ForwardFiles {
+  Bitboard v[kColors][kSquares];
+};
+constexpr ForwardFiles make_forward_files() {
+  ForwardFiles t{};
+  for (int s = 0; s < 64; ++s) {
+    const int r = s / 8, f = s % 8;
+    const Bitboard files = file_bb(f) | shift<East>(file_bb(f)) | shift<West>(file_bb(f));
+    t.v[White][s] = files & (~Bitboard(0) << 8 << (8 * r));
+    t.v[Black][s] = files & ((Bitboard(1) << (8 * r)) - 1);
+  }
+  return t;
 }
+constexpr ForwardFiles kForwardFiles = make_forward_files();
+
+constexpr Bitboard forward_files(Color c, Square s) { return kForwardFiles.v[c][s]; }
 
 // What the first pass over both sides learns for the second.
+// Every field is written by pieces_and_pawns() before it is read: the struct
+// is not zeroed, which would cost more than the rest of its setup.
 struct Attacks {
-  Bitboard by[kColors][kPieceTypes]{};         // by piece type; [c][0]: every piece of c
-  int zone_attackers[kColors][kPieceTypes]{};  // pieces of c attacking the enemy king's zone
+  Bitboard by[kColors][kPieceTypes];         // by piece type; [c][0]: every piece of c
+  int zone_attackers[kColors][kPieceTypes];  // pieces of c attacking the enemy king's zone
 };
 
 // Adds term `field` `n` times for Us, and counts it in the trace.
@@ -76,6 +88,8 @@ Score pieces_and_pawns(const Position& pos, Attacks& a, EvalTrace* trace) {
   a.by[Us][King] = king_attacks(our_king);
 
   const auto pieces = [&]<PieceType Pt>() {
+    Bitboard all = 0;
+    int zone = 0;
     for (Bitboard b = pos.pieces(Us, Pt); b;) {
       const Square sq = Square(pop_lsb(b));
       // Sliders see through their own queen and rooks/bishops of the same line.
@@ -86,13 +100,13 @@ Score pieces_and_pawns(const Position& pos, Attacks& a, EvalTrace* trace) {
         att = rook_attacks(sq, occupied ^ pos.pieces(Us, Queen, Rook));
       else
         att = attacks_bb<Pt>(sq, occupied);
-      a.by[Us][Pt] |= att;
+      all |= att;
       const int mob = popcount(att & mobility_area);
       if constexpr (Pt == Knight) KIBITZ_TERM(knight_mobility[mob], 1);
       if constexpr (Pt == Bishop) KIBITZ_TERM(bishop_mobility[mob], 1);
       if constexpr (Pt == Rook) KIBITZ_TERM(rook_mobility[mob], 1);
       if constexpr (Pt == Queen) KIBITZ_TERM(queen_mobility[mob], 1);
-      if (att & king_zone) ++a.zone_attackers[Us][Pt];
+      zone += bool(att & king_zone);
       if constexpr (Pt == Knight || Pt == Bishop) {
         const int r = relative_rank(Us, sq);
         if (r >= 3 && r <= 5 && (our_pawn_attacks & square_bb(sq)) &&
@@ -116,6 +130,8 @@ Score pieces_and_pawns(const Position& pos, Attacks& a, EvalTrace* trace) {
           KIBITZ_TERM(rook_on_seventh, 1);
       }
     }
+    a.by[Us][Pt] = all;
+    a.zone_attackers[Us][Pt] = zone;
   };
   pieces.template operator()<Knight>();
   pieces.template operator()<Bishop>();
@@ -221,14 +237,21 @@ Score threats_and_king(const Position& pos, const Attacks& a, EvalTrace* trace) 
   Score s;
   const Bitboard theirs = pos.pieces(Them);
   const Bitboard pawn_defended = a.by[Them][Pawn];
-  for (int pt = Knight; pt <= Queen; ++pt) {
-    const Bitboard victims = pos.pieces(Them, PieceType(pt));
-    if (!victims) continue;
-    const Bitboard weak = pt <= Bishop ? victims & ~pawn_defended : victims;
-    if (const int n = popcount(victims & a.by[Us][Pawn])) KIBITZ_TERM(threat_by_pawn[pt], n);
-    if (const int n = popcount(weak & (a.by[Us][Knight] | a.by[Us][Bishop])))
-      KIBITZ_TERM(threat_by_minor[pt], n);
-    if (const int n = popcount(weak & a.by[Us][Rook])) KIBITZ_TERM(threat_by_rook[pt], n);
+  // Their pieces each kind of attacker hits (minors count only when not
+  // pawn-defended); most positions have none, and skip the count by type.
+  const Bitboard minors = pos.pieces(Them, Knight, Bishop);
+  const Bitboard majors = pos.pieces(Them, Rook, Queen);
+  const Bitboard weak = (minors & ~pawn_defended) | majors;
+  const Bitboard by_pawn = (minors | majors) & a.by[Us][Pawn];
+  const Bitboard by_minor = weak & (a.by[Us][Knight] | a.by[Us][Bishop]);
+  const Bitboard by_rook = weak & a.by[Us][Rook];
+  if (by_pawn | by_minor | by_rook) {
+    for (int pt = Knight; pt <= Queen; ++pt) {
+      const Bitboard victims = pos.pieces(Them, PieceType(pt));
+      if (const int n = popcount(victims & by_pawn)) KIBITZ_TERM(threat_by_pawn[pt], n);
+      if (const int n = popcount(victims & by_minor)) KIBITZ_TERM(threat_by_minor[pt], n);
+      if (const int n = popcount(victims & by_rook)) KIBITZ_TERM(threat_by_rook[pt], n);
+    }
   }
   if (const int n = popcount(theirs & ~pos.pieces(Them, Pawn, King) & a.by[Us][0] & ~a.by[Them][0]))
     KIBITZ_TERM(hanging, n);

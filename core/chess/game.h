@@ -65,6 +65,7 @@ struct Game {
     return p.pieces(us) != p.pieces(us, Pawn, King);
   }
   static uint64_t key(const Position& p) { return p.key(); }
+  static uint64_t key_after(const Position& p, Move m) { return p.key_after(m); }
   static search::Value evaluate(const Position& p) { return chess::evaluate(p); }
   static bool is_draw(const Position& p, int ply) {
     if (p.has_insufficient_material() || p.is_repetition(ply)) return true;

@@ -111,6 +111,16 @@ class Position {
   // Whether legal move m checks the opponent (directly or by uncovering a
   // slider), without making it.
   bool gives_check(Move m) const;
+  // The key after m, close enough to fetch its table entry early: a plain
+  // move or capture is exact; castling, en passant, promotion and lost
+  // rights are not accounted for.
+  Key key_after(Move m) const {
+    const Piece pc = board_[m.from()], captured = board_[m.to()];
+    Key k = key() ^ kZobrist.side ^ kZobrist.piece_square[pc][m.from()] ^
+            kZobrist.piece_square[pc][m.to()];
+    if (captured != NoPiece) k ^= kZobrist.piece_square[captured][m.to()];
+    return k;
+  }
   // m must be legal.
   void do_move(Move m);
   void undo_move(Move m);

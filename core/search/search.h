@@ -46,6 +46,13 @@ constexpr int continuation_size() {
     return 0;
 }
 
+// A game that can tell a move's key before making it lets the search fetch
+// the child's table entry early; otherwise it is fetched after the move.
+template <class G>
+concept HasKeyAfter = requires(const typename G::Position& p, typename G::Move m) {
+  { G::key_after(p, m) } -> std::convertible_to<uint64_t>;
+};
+
 template <Game G>
 struct RootMove {
   using Move = typename G::Move;
@@ -170,7 +177,12 @@ class Worker {
   int sel_depth_ = 0, completed_sel_depth_ = 0;
   Depth root_depth_ = 0;
   int completed_depth_ = 0;
+  // Written by this worker only, read by others: a relaxed load and store,
+  // not a locked read-modify-write on every node.
   std::atomic<uint64_t> nodes_{0};
+  void count_node() {
+    nodes_.store(nodes_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  }
   int calls_until_check_ = 0;
   std::vector<int> history_;
   std::vector<int16_t> continuation_;
@@ -345,7 +357,7 @@ Value Worker<G>::search(Stack* ss, Value alpha, Value beta, Depth depth, bool cu
     beta = std::min(mate_in(ply + 1), beta);
     if (alpha >= beta) return alpha;
   }
-  nodes_.fetch_add(1, std::memory_order_relaxed);
+  count_node();
 
   // Step 1. Transposition table.
   const uint64_t key = G::key(pos_);
@@ -460,11 +472,12 @@ Value Worker<G>::search(Stack* ss, Value alpha, Value beta, Depth depth, bool cu
       if ((late_quiet || losing_tactical) && !G::gives_check(pos_, m)) continue;
     }
 
+    if constexpr (HasKeyAfter<G>) shared_.tt.prefetch(G::key_after(pos_, m));
     ss->current_move = m;
     if constexpr (continuation_size<G>() > 0) ss->cont_index = G::continuation_index(pos_, m);
     if (Pv) pv_length_[ply + 1] = 0;  // a child searched with a null window leaves no line
     G::do_move(pos_, m);
-    shared_.tt.prefetch(G::key(pos_));
+    if constexpr (!HasKeyAfter<G>) shared_.tt.prefetch(G::key(pos_));
     const bool gives_check = G::in_check(pos_);
     // Step 8. Extensions: checks (bounded so lines cannot grow forever) and
     // forced replies.
@@ -583,7 +596,7 @@ Value Worker<G>::qsearch(Stack* ss, Value alpha, Value beta) {
   if (shared_.stop.load(std::memory_order_relaxed)) return kValueZero;
   if (G::is_draw(pos_, ply)) return kValueDraw;
   if (ply >= kMaxPly) return G::in_check(pos_) ? kValueDraw : G::evaluate(pos_);
-  nodes_.fetch_add(1, std::memory_order_relaxed);
+  count_node();
 
   const uint64_t key = G::key(pos_);
   tt::Data tte{};
@@ -621,12 +634,14 @@ Value Worker<G>::qsearch(Stack* ss, Value alpha, Value beta) {
     std::swap(moves[picked], moves[b]);
     std::swap(scores[picked], scores[b]);
     const Move m = moves[picked];
+    if constexpr (HasKeyAfter<G>) shared_.tt.prefetch(G::key_after(pos_, m));
     // Losing captures cannot raise a standing pat.
     if (stand_pat && !G::see_ge(pos_, m, 0)) continue;
 
     ss->current_move = m;
     if (Pv) pv_length_[ply + 1] = 0;
     G::do_move(pos_, m);
+    if constexpr (!HasKeyAfter<G>) shared_.tt.prefetch(G::key(pos_));
     const Value value = -qsearch<Pv>(ss + 1, -beta, -alpha);
     G::undo_move(pos_, m);
     if (shared_.stop.load(std::memory_order_relaxed)) return kValueZero;
