@@ -17,22 +17,6 @@ constexpr int kMaxPhase = 24;
 // are (per cent, by number of attackers).
 constexpr int kAttackScale[8] = {0, 0, 50, 75, 88, 94, 97, 99};
 
-// kPsq[piece][square]: material plus table, from that piece's owner's side.
-struct PsqTables {
-  Score v[kPieces][kSquares];
-};
-
-constexpr PsqTables make_psq() {
-  PsqTables t{};
-  for (int pt = Pawn; pt <= King; ++pt)
-    for (int s = 0; s < 64; ++s) {
-      t.v[make_piece(White, PieceType(pt))][s] = W.material[pt] + W.psq[pt][s];
-      t.v[make_piece(Black, PieceType(pt))][s] = W.material[pt] + W.psq[pt][s ^ 56];
-    }
-  return t;
-}
-constexpr PsqTables kPsq = make_psq();
-
 constexpr int distance(Square a, Square b) {
   return std::max(std::abs(file_of(a) - file_of(b)), std::abs(rank_of(a) - rank_of(b)));
 }
@@ -290,20 +274,20 @@ template <bool kTrace>
 Score evaluate_score(const Position& pos, EvalTrace* trace) {
   PawnEntry* slot = nullptr;
   if constexpr (!kTrace) slot = &pawn_slot(pos);
-  Score s;
-  for (int pt = Pawn; pt <= King; ++pt) {
-    const Piece white = make_piece(White, PieceType(pt)), black = make_piece(Black, PieceType(pt));
-    for (Bitboard b = pos.pieces(White, PieceType(pt)); b;) {
-      const int sq = pop_lsb(b);
-      s += kPsq.v[white][sq];
-      if constexpr (kTrace) trace->material[pt] += 1.f, trace->psq[pt][sq] += 1.f;
+  // Material and piece-square tables: kept up to date by the position; the
+  // trace counts them piece by piece.
+  Score s = pos.psq();
+  if constexpr (kTrace)
+    for (int pt = Pawn; pt <= King; ++pt) {
+      for (Bitboard b = pos.pieces(White, PieceType(pt)); b;) {
+        const int sq = pop_lsb(b);
+        trace->material[pt] += 1.f, trace->psq[pt][sq] += 1.f;
+      }
+      for (Bitboard b = pos.pieces(Black, PieceType(pt)); b;) {
+        const int sq = pop_lsb(b);
+        trace->material[pt] -= 1.f, trace->psq[pt][sq ^ 56] -= 1.f;
+      }
     }
-    for (Bitboard b = pos.pieces(Black, PieceType(pt)); b;) {
-      const int sq = pop_lsb(b);
-      s -= kPsq.v[black][sq];
-      if constexpr (kTrace) trace->material[pt] -= 1.f, trace->psq[pt][sq ^ 56] -= 1.f;
-    }
-  }
   Attacks a;
   s += pieces_and_pawns<White, kTrace>(pos, a, trace);
   s -= pieces_and_pawns<Black, kTrace>(pos, a, trace);

@@ -28,6 +28,7 @@ Position& Position::operator=(const Position& other) {
   std::memcpy(by_type_, other.by_type_, sizeof by_type_);
   std::memcpy(by_color_, other.by_color_, sizeof by_color_);
   std::memcpy(board_, other.board_, sizeof board_);
+  psq_ = other.psq_;
   side_ = other.side_;
   game_ply_ = other.game_ply_;
   idx_ = other.idx_;
@@ -50,6 +51,7 @@ void Position::put_piece(Piece pc, Square s) {
   by_type_[NoPieceType] |= b;
   by_type_[type_of(pc)] |= b;
   by_color_[color_of(pc)] |= b;
+  psq_ += kPsq.v[pc][s];
 }
 
 void Position::remove_piece(Square s) {
@@ -59,6 +61,7 @@ void Position::remove_piece(Square s) {
   by_type_[type_of(pc)] ^= b;
   by_color_[color_of(pc)] ^= b;
   board_[s] = NoPiece;
+  psq_ -= kPsq.v[pc][s];
 }
 
 void Position::move_piece(Square from, Square to) {
@@ -69,6 +72,7 @@ void Position::move_piece(Square from, Square to) {
   by_color_[color_of(pc)] ^= b;
   board_[from] = NoPiece;
   board_[to] = pc;
+  psq_ += kPsq.v[pc][to] - kPsq.v[pc][from];
 }
 
 Bitboard Position::attackers_to(Square s, Bitboard occupied) const {
@@ -310,6 +314,15 @@ Key Position::compute_key() const {
   k ^= kZobrist.castling[castling_rights()];
   if (ep_square() != NoSquare) k ^= kZobrist.ep_file[file_of(ep_square())];
   return k;
+}
+
+Score Position::compute_psq() const {
+  Score v;
+  for (Bitboard b = pieces(); b;) {
+    const Square s = Square(pop_lsb(b));
+    v += kPsq.v[board_[s]][s];
+  }
+  return v;
 }
 
 }  // KIBITZ_NAMESPACE(chess)

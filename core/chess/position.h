@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "chess/attacks.h"
+#include "chess/psq.h"
 #include "chess/zobrist.h"
 #include "common/expected.h"
 
@@ -91,6 +92,9 @@ class Position {
   int game_ply() const { return game_ply_; }
   int fullmove_number() const { return 1 + game_ply_ / 2; }
   Piece captured_piece() const { return state().captured; }
+  // Material plus piece-square values of all pieces, White's minus Black's,
+  // kept up to date by every piece placed, removed or moved.
+  Score psq() const { return psq_; }
 
   // Attacks
   Bitboard attackers_to(Square s, Bitboard occupied) const;
@@ -139,6 +143,8 @@ class Position {
 
   // The key computed from scratch (tests compare it with the incremental one).
   Key compute_key() const;
+  // psq() summed from scratch (tests compare it with the incremental one).
+  Score compute_psq() const;
 
   friend bool operator==(const Position& a, const Position& b);
 
@@ -157,6 +163,7 @@ class Position {
   Bitboard by_type_[kPieceTypes]{};  // [0] = all pieces
   Bitboard by_color_[kColors]{};
   Piece board_[kSquares]{};
+  Score psq_;
   Color side_ = White;
   int game_ply_ = 0;
   int idx_ = 0;

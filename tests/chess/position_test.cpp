@@ -11,9 +11,15 @@ namespace kibitz::chess {
 namespace {
 
 // Plays random legal games from `start` for at least `min_plies` plies in all,
-// and after every do_move and undo_move checks the incremental key against
-// the key from scratch, that undo restores the exact position, and that the
-// FEN of every position reads back to the same position.
+// and after every do_move and undo_move checks the incremental key and
+// material + piece-square sum against those from scratch, that undo restores the exact position,
+// and that the FEN of every position reads back to the same position. The incremental material +
+// piece-square sum against one from scratch.
+bool same_psq(const Position& pos) {
+  const Score a = pos.psq(), b = pos.compute_psq();
+  return a.mg == b.mg && a.eg == b.eg;
+}
+
 int check_random_games(const Position& start, uint64_t seed, int min_plies) {
   Prng rng(seed);
   int plies = 0;
@@ -30,6 +36,7 @@ int check_random_games(const Position& start, uint64_t seed, int min_plies) {
       EXPECT_EQ(check, pos.in_check())
           << "gives_check of " << int(m.raw()) << " in " << before.fen();
       EXPECT_EQ(pos.key(), pos.compute_key()) << before.fen() << " then " << int(m.raw());
+      EXPECT_TRUE(same_psq(pos)) << before.fen() << " then " << int(m.raw());
       EXPECT_EQ(pos.checkers(), pos.attackers_to(pos.king_square(pos.side_to_move())) &
                                     pos.pieces(~pos.side_to_move()));
       const auto reread = Position::from_fen(pos.fen());
@@ -37,6 +44,7 @@ int check_random_games(const Position& start, uint64_t seed, int min_plies) {
       pos.undo_move(m);
       EXPECT_TRUE(pos == before) << "undo of " << int(m.raw()) << " from " << before.fen();
       EXPECT_EQ(pos.key(), pos.compute_key());
+      EXPECT_TRUE(same_psq(pos)) << "undo of " << int(m.raw()) << " from " << before.fen();
       if (::testing::Test::HasFailure()) return plies;
       pos.do_move(m);
     }
