@@ -40,9 +40,9 @@ constexpr ForwardFiles kForwardFiles = make_forward_files();
 
 constexpr Bitboard forward_files(Color c, Square s) { return kForwardFiles.v[c][s]; }
 
-// What the first pass over both sides learns for the second.
-// Every field is written by pieces_and_pawns() before it is read: the struct
-// is not zeroed, which would cost more than the rest of its setup.
+// What the first pass over both sides learns for the second. Every entry the
+// second pass reads is written by pieces_and_pawns() first; the struct is
+// not zeroed, which cost more than the rest of its setup.
 struct Attacks {
   Bitboard by[kColors][kPieceTypes];         // by piece type; [c][0]: every piece of c
   int zone_attackers[kColors][kPieceTypes];  // pieces of c attacking the enemy king's zone
