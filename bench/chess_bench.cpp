@@ -60,17 +60,9 @@ void BM_MakeUnmake(benchmark::State& state) {
 }
 BENCHMARK(BM_MakeUnmake)->DenseRange(0, 3);
 
-void BM_Perft3(benchmark::State& state) {
-  Position pos = position(state);
-  uint64_t nodes = 0;
-  for (auto _ : state) nodes += perft(pos, 3);
-  state.counters["nps"] = benchmark::Counter(double(nodes), benchmark::Counter::kIsRate);
-}
-BENCHMARK(BM_Perft3)->DenseRange(0, 3);
-
-}  // namespace
-// The static evaluation of the position after each legal move (the pawn
-// cache is warm after the first iteration, as it mostly is in a search).
+// BM_MakeUnmake with the static evaluation of each position in between: the
+// difference of the two is the evaluation's cost (the pawn cache is warm
+// after the first iteration, as it mostly is in a search).
 void BM_Evaluate(benchmark::State& state) {
   Position pos = position(state);
   const MoveList list(pos);
@@ -84,5 +76,15 @@ void BM_Evaluate(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * list.size());
 }
 BENCHMARK(BM_Evaluate)->DenseRange(0, 3);
+
+void BM_Perft3(benchmark::State& state) {
+  Position pos = position(state);
+  uint64_t nodes = 0;
+  for (auto _ : state) nodes += perft(pos, 3);
+  state.counters["nps"] = benchmark::Counter(double(nodes), benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_Perft3)->DenseRange(0, 3);
+
+}  // namespace
 
 }  // namespace kibitz::chess
