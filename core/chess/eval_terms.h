@@ -6,22 +6,11 @@
 #pragma once
 
 #include "chess/types.h"
+#include "common/tapered_score.h"
 
 KIBITZ_NAMESPACE(chess) {
 
-// A middlegame and an endgame value, added up separately and blended by the
-// game phase.
-struct Score {
-  int mg = 0, eg = 0;
-  constexpr Score() = default;
-  constexpr Score(int m, int e) : mg(m), eg(e) {}
-  constexpr Score& operator+=(Score o) { return mg += o.mg, eg += o.eg, *this; }
-  constexpr Score& operator-=(Score o) { return mg -= o.mg, eg -= o.eg, *this; }
-  friend constexpr Score operator+(Score a, Score b) { return a += b; }
-  friend constexpr Score operator-(Score a, Score b) { return a -= b; }
-  friend constexpr Score operator*(Score a, int k) { return {a.mg * k, a.eg * k}; }
-  friend constexpr Score operator/(Score a, int k) { return {a.mg / k, a.eg / k}; }
-};
+using eval::Score;
 
 template <class T>
 struct EvalTerms {

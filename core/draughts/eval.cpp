@@ -1,94 +1,164 @@
 #include "draughts/eval.h"
 
 #include <algorithm>
+#include <cstdlib>
+
+#include "draughts/eval_weights.h"
 
 KIBITZ_NAMESPACE(draughts) {
 
 namespace {
 
-// Men: a bonus for each rank advanced (relative rank 0 = own back rank).
-constexpr int kAdvance[8] = {0, 3, 6, 10, 15, 22, 32, 0};
-// The four central squares, and the ring around them.
-constexpr Bitboard kCentre = square_bb(C5) | square_bb(D4) | square_bb(E5) | square_bb(F4);
-constexpr Bitboard kInnerRing =
-    square_bb(C3) | square_bb(E3) | square_bb(D6) | square_bb(F6) | square_bb(B4) | square_bb(G5);
-// Back-rank squares whose men stop the opponent's men from crowning.
-constexpr Bitboard kGuard[kColors] = {square_bb(C1) | square_bb(E1), square_bb(D8) | square_bb(F8)};
-
-constexpr int kCentreBonus = 8, kRingBonus = 3, kGuardBonus = 10, kMobility = 2;
-constexpr int kMainRoadKing = 20, kRunaway7 = 45, kRunaway6 = 20;
+constexpr const EvalWeights& W = kEvalWeights;
+constexpr int kMaxPhase = 24;
 
 // Forward directions of each colour's men.
 constexpr Direction kForward[kColors][2] = {{UpLeft, UpRight}, {DownLeft, DownRight}};
+
+constexpr Bitboard files_bb(int first, int last) {
+  Bitboard b = 0;
+  for (int s = 0; s < kSquares; ++s)
+    if (file_of(Square(s)) >= first && file_of(Square(s)) <= last) b |= square_bb(Square(s));
+  return b;
+}
+constexpr Bitboard kQueenSide = files_bb(0, 3), kKingSide = files_bb(4, 7);
+// The back-rank squares a1, c1, e1, g1 from each side.
+constexpr Square kBackRank[4] = {A1, C1, E1, G1};
 
 template <Direction D>
 Bitboard steps(Bitboard men, Bitboard empty) {
   return shift<D>(men & step_from(D)) & empty;
 }
 
-// Empty squares a king on s sees in all four directions.
-int king_mobility(Square s, Bitboard occupied) {
-  return popcount(king_attacks(s, occupied) & ~occupied);
+// Squares of `victims` that a man of `men` can jump (all four directions:
+// men capture backwards too).
+template <Direction D>
+Bitboard jumped(Bitboard men, Bitboard victims, Bitboard empty) {
+  constexpr Direction Back = reverse(D);
+  return shift<D>(men & jump_from(D) & shift<Back>(victims & shift<Back>(empty)));
+}
+Bitboard en_prise(Bitboard men, Bitboard victims, Bitboard empty) {
+  return jumped<UpLeft>(men, victims, empty) | jumped<UpRight>(men, victims, empty) |
+         jumped<DownRight>(men, victims, empty) | jumped<DownLeft>(men, victims, empty);
 }
 
-template <Color Us>
-int evaluate_side(const Position& pos) {
+#define KIBITZ_TERM(field, n)                                                    \
+  do {                                                                           \
+    const int count_ = (n);                                                      \
+    s += W.field * count_;                                                       \
+    if constexpr (kTrace) trace->field += float(Us == White ? count_ : -count_); \
+  } while (0)
+
+template <Color Us, bool kTrace>
+Score evaluate_side(const Position& pos, EvalTrace* trace) {
   constexpr Color Them = ~Us;
-  const Bitboard men = pos.men(Us), kings = pos.kings(Us);
+  constexpr Direction L = kForward[Us][0], R = kForward[Us][1];
+  // The squares behind a man: reached from it by the reverse steps.
+  constexpr Direction BackL = reverse(R), BackR = reverse(L);
+  const Bitboard men = pos.men(Us), kings = pos.kings(Us), own = pos.pieces(Us);
   const Bitboard occupied = pos.pieces(), empty = ~occupied;
-  int s = kManValue * popcount(men) + kKingValue * popcount(kings);
+  Score s;
 
-  for (int r = 1; r < 7; ++r) s += kAdvance[r] * popcount(men & relative_rank_bb(Us, r));
-  s += kCentreBonus * popcount(men & kCentre) + kRingBonus * popcount(men & kInnerRing);
-  if (pos.men(Them) && !pos.kings(Them)) s += kGuardBonus * popcount(men & kGuard[Us]);
+  KIBITZ_TERM(material[0], popcount(men));
+  KIBITZ_TERM(material[1], popcount(kings));
+  for (Bitboard b = men; b;) {
+    const Square sq = relative_square(Us, Square(pop_lsb(b)));  // the macro reads its field twice
+    KIBITZ_TERM(man_psq[sq], 1);
+  }
+  int king_mobility = 0;
+  for (Bitboard b = kings; b;) {
+    const Square sq = Square(pop_lsb(b));
+    KIBITZ_TERM(king_psq[relative_square(Us, sq)], 1);
+    king_mobility += popcount(king_attacks(sq, occupied) & empty);
+  }
+  KIBITZ_TERM(king_mobility, king_mobility);
+  KIBITZ_TERM(man_mobility, popcount(steps<L>(men, empty)) + popcount(steps<R>(men, empty)));
 
-  // Mobility: quiet steps of men, flights of kings.
-  int mobility =
-      popcount(steps<kForward[Us][0]>(men, empty)) + popcount(steps<kForward[Us][1]>(men, empty));
-  for (Bitboard b = kings; b;) mobility += king_mobility(Square(pop_lsb(b)), occupied);
-  s += kMobility * mobility;
+  if (pos.men(Them) && !pos.kings(Them))
+    for (int i = 0; i < 4; ++i)
+      if (men & square_bb(relative_square(Us, kBackRank[i]))) KIBITZ_TERM(back_guard[i], 1);
 
   // Runaway men: one step from the last rank with a free square to step to,
   // or two steps with a free path.
-  const Bitboard seventh = men & relative_rank_bb(Us, 6);
-  if (seventh) {
-    const Bitboard to =
-        steps<kForward[Us][0]>(seventh, empty) | steps<kForward[Us][1]>(seventh, empty);
-    s += kRunaway7 * popcount(to);
+  if (const Bitboard seventh = men & relative_rank_bb(Us, 6))
+    KIBITZ_TERM(runaway7, popcount(steps<L>(seventh, empty) | steps<R>(seventh, empty)));
+  if (const Bitboard sixth = men & relative_rank_bb(Us, 5)) {
+    const Bitboard next = steps<L>(sixth, empty) | steps<R>(sixth, empty);
+    const Bitboard after = steps<L>(next, empty) | steps<R>(next, empty);
+    KIBITZ_TERM(runaway6, popcount(after & promotion_rank_bb(Us)));
   }
-  const Bitboard sixth = men & relative_rank_bb(Us, 5);
-  if (sixth) {
-    const Bitboard next =
-        steps<kForward[Us][0]>(sixth, empty) | steps<kForward[Us][1]>(sixth, empty);
-    const Bitboard after =
-        steps<kForward[Us][0]>(next, empty) | steps<kForward[Us][1]>(next, empty);
-    s += kRunaway6 * popcount(after & promotion_rank_bb(Us));
-  }
-  if (kings) s += kMainRoadKing * popcount(kings & kLongDiagonal);
+
+  // A man is backed on one side when the square behind it there is off the
+  // board or holds a piece of ours: no enemy piece can land there.
+  const Bitboard backed_l =
+      men & (~step_from(BackL) | shift<reverse(BackL)>(own & step_from(reverse(BackL))));
+  const Bitboard backed_r =
+      men & (~step_from(BackR) | shift<reverse(BackR)>(own & step_from(reverse(BackR))));
+  if (const int n = popcount(backed_l & backed_r)) KIBITZ_TERM(backed_man, n);
+  if (const int n = std::abs(popcount(men & kQueenSide) - popcount(men & kKingSide)))
+    KIBITZ_TERM(flank_imbalance, n);
+  if (pos.side_to_move() == Us)
+    if (const int n = popcount(en_prise(pos.men(Them), own, empty))) KIBITZ_TERM(threatened, n);
+  if (kings && !pos.kings(Them)) KIBITZ_TERM(first_king, 1);
+  if (pos.side_to_move() == Us) KIBITZ_TERM(tempo, 1);
   return s;
+}
+
+#undef KIBITZ_TERM
+
+// White's score before the phase blend, and with a trace the count of every term.
+template <bool kTrace>
+Score evaluate_score(const Position& pos, EvalTrace* trace) {
+  Score s = evaluate_side<White, kTrace>(pos, trace) - evaluate_side<Black, kTrace>(pos, trace);
+  // Trade down when ahead: the same lead counts for more with fewer pieces.
+  const int fewer = std::max(0, 24 - pos.count(White) - pos.count(Black));
+  const int men = pos.count_men(White) - pos.count_men(Black);
+  const int kings = pos.count_kings(White) - pos.count_kings(Black);
+  const Score trade = W.trade_man * men + W.trade_king * kings;
+  s += Score(trade.mg * fewer / 48, trade.eg * fewer / 48);
+  if constexpr (kTrace) {
+    trace->trade_man += float(men * fewer) / 48.f;
+    trace->trade_king += float(kings * fewer) / 48.f;
+  }
+  return s;
+}
+
+int game_phase(const Position& pos) {
+  return std::min(kMaxPhase, pos.count(White) + pos.count(Black));
+}
+
+// The blend and the scale of endings that are hard or impossible to win: a
+// lone king against fewer than three pieces (men count as future kings), or
+// one holding the main road against three.
+// Both sides can be such a lone king: then the value is scaled twice.
+int finish(const Position& pos, Score s, double* scale) {
+  const int phase = game_phase(pos);
+  int v = (s.mg * phase + s.eg * (kMaxPhase - phase)) / kMaxPhase;
+  for (Color weak : {White, Black}) {
+    const Color strong = ~weak;
+    if (pos.count(weak) != 1 || !pos.kings(weak)) continue;
+    const bool on_road = pos.kings(weak) & kLongDiagonal;
+    if (pos.count(strong) < 3 || (on_road && pos.count(strong) <= 3)) {
+      v /= 8;
+      if (scale) *scale /= 8;
+    }
+  }
+  return v;
 }
 
 }  // namespace
 
 int evaluate(const Position& pos) {
-  int v = evaluate_side<White>(pos) - evaluate_side<Black>(pos);
-
-  // Trade down when ahead: the same lead counts for more with fewer pieces.
-  const int total = pos.count(White) + pos.count(Black);
-  const int material = kManValue * (pos.count_men(White) - pos.count_men(Black)) +
-                       kKingValue * (pos.count_kings(White) - pos.count_kings(Black));
-  v += material * std::max(0, 24 - total) / 48;
-
-  // Endings that are hard or impossible to win: a lone king against fewer
-  // than three kings (men count as future kings), or one holding the main
-  // road against three pieces.
-  for (Color weak : {White, Black}) {
-    const Color strong = ~weak;
-    if (pos.count(weak) != 1 || !pos.kings(weak)) continue;
-    const bool on_road = pos.kings(weak) & kLongDiagonal;
-    if (pos.count(strong) < 3 || (on_road && pos.count(strong) <= 3)) v /= 8;
-  }
+  const int v = finish(pos, evaluate_score<false>(pos, nullptr), nullptr);
   return pos.side_to_move() == White ? v : -v;
+}
+
+EvalTraceResult evaluate_with_trace(const Position& pos) {
+  EvalTraceResult r{};
+  r.scale = 1.0;
+  r.white_eval = finish(pos, evaluate_score<true>(pos, &r.trace), &r.scale);
+  r.phase = game_phase(pos);
+  return r;
 }
 
 }  // KIBITZ_NAMESPACE(draughts)

@@ -1,9 +1,10 @@
-// Self-play data for the tuner: Kibitz plays itself at a fixed node count
-// from random openings, and every quiet position of each game is written
-// with the game's result.
+// Self-play data for the tuner: Kibitz plays itself (chess or draughts) at
+// a fixed node count from random openings, and every quiet position of each
+// game is written with the game's result.
 //
 // One line per position: "FEN;RESULT;SCORE", RESULT 1, 0.5 or 0 for White,
-// SCORE the search's value in centipawns from White's side.
+// SCORE the search's value (centipawns, or hundredths of a man) from White's
+// side.
 #include "datagen.h"
 
 #include <atomic>
@@ -18,15 +19,58 @@
 
 #include "chess/attacks.h"
 #include "chess/game.h"
+#include "draughts/game.h"
+#include "draughts/game_status.h"
 #include "search/search.h"
 
 namespace kibitz::tune {
 
 namespace {
 
-using chess::Game;
-using chess::Move;
-using chess::Position;
+// What differs between the games: the start, the end, and which positions
+// are quiet enough to fit a static evaluation to.
+template <class G>
+struct Rules;
+
+template <>
+struct Rules<chess::Game> {
+  using Moves = chess::MoveList<>;
+  static chess::Position start() { return *chess::Position::from_fen(chess::Position::kStartFen); }
+  // White's result when the game is over, else -1.
+  static double result(const chess::Position& pos) {
+    switch (chess::game_status(pos)) {
+      case chess::GameStatus::checkmate:
+        return pos.side_to_move() == chess::White ? 0.0 : 1.0;
+      case chess::GameStatus::ongoing:
+        return -1;
+      default:
+        return 0.5;
+    }
+  }
+  static bool quiet(const chess::Position& pos, chess::Move best) {
+    return !pos.in_check() && !chess::Game::is_tactical(pos, best);
+  }
+};
+
+template <>
+struct Rules<draughts::Game> {
+  using Moves = draughts::MoveList<>;
+  static draughts::Position start() { return draughts::Position(); }
+  static double result(const draughts::Position& pos) {
+    switch (draughts::game_status(pos)) {
+      case draughts::GameStatus::loss:
+        return pos.side_to_move() == draughts::White ? 0.0 : 1.0;
+      case draughts::GameStatus::ongoing:
+        return -1;
+      default:
+        return 0.5;
+    }
+  }
+  // No capture pending, and the best move neither captures nor crowns.
+  static bool quiet(const draughts::Position& pos, draughts::Move best) {
+    return !draughts::has_capture(pos) && !draughts::Game::is_tactical(pos, best);
+  }
+};
 
 struct Sample {
   std::string fen;
@@ -35,9 +79,12 @@ struct Sample {
 
 // One search of `pos` to `nodes` on this thread; returns the best move and
 // its value from the side to move.
-std::pair<Move, int> search_move(const Position& pos, uint64_t nodes, tt::Table& table) {
+template <class Game>
+std::pair<typename Game::Move, int> search_move(const typename Game::Position& pos, uint64_t nodes,
+                                                tt::Table& table) {
+  using Move = typename Game::Move;
   std::vector<Move> moves;
-  for (Move m : chess::MoveList(pos)) moves.push_back(m);
+  for (Move m : typename Rules<Game>::Moves(pos)) moves.push_back(m);
   engine::Limits limits;
   limits.nodes = nodes;
   table.new_search();
@@ -50,28 +97,22 @@ std::pair<Move, int> search_move(const Position& pos, uint64_t nodes, tt::Table&
 
 // Plays one game; returns White's result (1, 0.5, 0) and appends the quiet
 // positions seen.
+template <class Game>
 double play_game(const DatagenOptions& o, std::mt19937_64& rng, tt::Table& table,
                  std::vector<Sample>& out) {
-  Position pos = *Position::from_fen(Position::kStartFen);
+  auto pos = Rules<Game>::start();
   for (int i = 0; i < o.random_plies; ++i) {
-    chess::MoveList legal(pos);
+    const typename Rules<Game>::Moves legal(pos);
     if (legal.empty()) return -1;  // the random opening ended the game: discard it
     pos.do_move(legal.begin()[std::uniform_int_distribution<int>(0, legal.size() - 1)(rng)]);
   }
   table.clear();
   int winning_plies = 0, drawn_plies = 0;
   for (int ply = 0;; ++ply) {
-    switch (chess::game_status(pos)) {
-      case chess::GameStatus::checkmate:
-        return pos.side_to_move() == chess::White ? 0.0 : 1.0;
-      case chess::GameStatus::ongoing:
-        break;
-      default:
-        return 0.5;
-    }
+    if (const double result = Rules<Game>::result(pos); result >= 0) return result;
     if (ply >= o.max_plies) return 0.5;
-    const auto [move, value] = search_move(pos, o.nodes, table);
-    const int white_value = pos.side_to_move() == chess::White ? value : -value;
+    const auto [move, value] = search_move<Game>(pos, o.nodes, table);
+    const int white_value = Game::white_to_move(pos) ? value : -value;
     // A random opening that lost material at once teaches little: skip it.
     if (ply == 0 && std::abs(value) > o.max_opening_score) return -1;
     // Adjudication: both sides agree for a while that one has won, or that
@@ -80,7 +121,7 @@ double play_game(const DatagenOptions& o, std::mt19937_64& rng, tt::Table& table
     if (winning_plies >= 6) return white_value > 0 ? 1.0 : 0.0;
     drawn_plies = ply >= 80 && std::abs(value) <= 8 ? drawn_plies + 1 : 0;
     if (drawn_plies >= 12) return 0.5;
-    if (!pos.in_check() && !Game::is_tactical(pos, move) && !search::is_mate_score(value))
+    if (Rules<Game>::quiet(pos, move) && !search::is_mate_score(value))
       out.push_back({pos.fen(), white_value});
     pos.do_move(move);
   }
@@ -90,6 +131,7 @@ double play_game(const DatagenOptions& o, std::mt19937_64& rng, tt::Table& table
 
 int run_datagen(const DatagenOptions& o) {
   chess::init_attacks();  // the bmi2 variant fills its tables on demand
+  const auto play = o.game == "draughts" ? play_game<draughts::Game> : play_game<chess::Game>;
   std::ofstream file(o.out, std::ios::app);
   if (!file) {
     std::cerr << "datagen: cannot open " << o.out << "\n";
@@ -106,7 +148,7 @@ int run_datagen(const DatagenOptions& o) {
       std::vector<Sample> samples;
       while (games.fetch_add(1) < o.games) {
         samples.clear();
-        const double result = play_game(o, rng, table, samples);
+        const double result = play(o, rng, table, samples);
         if (result < 0) continue;
         const char* r = result == 1.0 ? "1" : result == 0.0 ? "0" : "0.5";
         std::lock_guard lock(out_mutex);

@@ -7,6 +7,7 @@
 namespace kibitz::tune {
 
 struct DatagenOptions {
+  std::string game = "chess";  // or "draughts"
   int games = 1000;
   uint64_t nodes = 5000;        // per move
   int random_plies = 8;         // uniformly random moves from the start position

@@ -1,5 +1,5 @@
-// kibitz-tune: makes self-play data and fits the chess evaluation's weights
-// to it (tools/tune/README.md).
+// kibitz-tune: makes self-play data and fits the chess or the draughts
+// evaluation's weights to it (README, "Tuning the evaluation").
 #include <CLI/CLI.hpp>
 
 #include "datagen.h"
@@ -7,17 +7,20 @@
 
 int main(int argc, char** argv) {
   using namespace kibitz::tune;
-  CLI::App app{"Self-play data and Texel tuning for Kibitz's chess evaluation"};
+  CLI::App app{"Self-play data and Texel tuning for Kibitz's evaluations"};
+  const auto games = CLI::IsMember({"chess", "draughts"});
   app.require_subcommand(1);
 
   DatagenOptions d;
   auto* gen = app.add_subcommand("datagen", "Play Kibitz against itself and write quiet positions");
+  gen->add_option("--game", d.game, "chess or draughts")->check(games);
+  auto* opening_score = gen->add_option("--max-opening-score", d.max_opening_score,
+                                        "Skip a game whose random opening is worse than this "
+                                        "(centipawns; draughts: hundredths of a man, default 100)");
   gen->add_option("--games", d.games, "Games to play")->check(CLI::PositiveNumber);
   gen->add_option("--nodes", d.nodes, "Nodes per move")->check(CLI::PositiveNumber);
   gen->add_option("--random-plies", d.random_plies, "Random opening plies")
       ->check(CLI::Range(0, 40));
-  gen->add_option("--max-opening-score", d.max_opening_score,
-                  "Skip a game whose random opening is worse than this (cp)");
   gen->add_option("--max-plies", d.max_plies, "Plies after which a game is a draw");
   gen->add_option("--threads", d.threads, "Games played at once")->check(CLI::Range(1, 256));
   gen->add_option("--hash", d.hash_mib, "Table size per thread (MiB)")->check(CLI::Range(1, 4096));
@@ -26,6 +29,7 @@ int main(int argc, char** argv) {
 
   TunerOptions t;
   auto* tune = app.add_subcommand("tune", "Fit the evaluation's weights to data (Texel's method)");
+  tune->add_option("--game", t.game, "chess or draughts")->check(games);
   tune->add_option("data", t.data, "Data files (FEN;RESULT;SCORE lines)")->required();
   tune->add_option("--lambda", t.lambda, "Weight of the game result (1) against the score (0)")
       ->check(CLI::Range(0.0, 1.0));
@@ -39,6 +43,15 @@ int main(int argc, char** argv) {
   tune->add_option("--out", t.out, "Header to write the weights to");
 
   CLI11_PARSE(app, argc, argv);
-  if (*gen) return run_datagen(d);
+  if (*gen) {
+    // A man is worth a third of what a pawn's lead is in chess terms: a
+    // draughts game is decided by 4 men, and a random opening a man down is
+    // already lost.
+    if (d.game == "draughts") {
+      d.adjudicate_win = 400;
+      if (!opening_score->count()) d.max_opening_score = 100;
+    }
+    return run_datagen(d);
+  }
   return run_tuner(t);
 }

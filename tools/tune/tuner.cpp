@@ -1,10 +1,10 @@
-// Texel's method: every weight of the chess evaluation fitted at once to
+// Texel's method: every weight of an evaluation fitted at once to
 // game results (and search scores), by Adam on the mean squared error
 // between the result and the evaluation's predicted score,
 // sigmoid(K * eval) with sigmoid(x) = 1 / (1 + 10^(-x / 400)).
 //
 // The evaluation is linear in its weights given a position's trace (see
-// chess::evaluate_with_trace), so each position is reduced once to its
+// model.h and evaluate_with_trace of each game), so each position is reduced once to its
 // non-zero term counts, its phase and its scale, and each epoch is a pass
 // over those.
 #include "tuner.h"
@@ -22,15 +22,11 @@
 #include <type_traits>
 #include <vector>
 
-#include "chess/attacks.h"
-#include "chess/eval.h"
-#include "chess/eval_weights.h"
+#include "model.h"
 
 namespace kibitz::tune {
 
 namespace {
-
-using chess::kEvalTermCount;
 
 struct Entry {
   uint32_t first, count;  // into the coefficient arrays
@@ -47,73 +43,10 @@ struct Data {
   std::vector<float> coef;
 };
 
-// Names and sizes of the members of EvalTerms, in order. Sizes, rows and
-// offsets come from the struct itself; the checks below fail the build if a
-// member is missing, listed twice or out of order.
-struct Member {
-  const char* name;
-  int size;
-  int rows;    // 1, or the first dimension of a 2-D member
-  int offset;  // in T, from the start of the struct
-};
-template <class M>
-constexpr int rows_of() {
-  if constexpr (std::rank_v<M> == 2)
-    return int(std::extent_v<M, 0>);
-  else
-    return 1;
-}
-using chess::EvalTrace;
-template <class M>
-constexpr Member term(const char* name, size_t offset) {
-  return {name, int(sizeof(M) / sizeof(float)), rows_of<M>(), int(offset / sizeof(float))};
-}
-#define KIBITZ_TERM(n) term<decltype(EvalTrace::n)>(#n, offsetof(EvalTrace, n))
-constexpr Member kMembers[] = {
-    KIBITZ_TERM(material),
-    KIBITZ_TERM(psq),
-    KIBITZ_TERM(knight_mobility),
-    KIBITZ_TERM(bishop_mobility),
-    KIBITZ_TERM(rook_mobility),
-    KIBITZ_TERM(queen_mobility),
-    KIBITZ_TERM(bishop_pair),
-    KIBITZ_TERM(rook_open_file),
-    KIBITZ_TERM(rook_semi_open_file),
-    KIBITZ_TERM(rook_on_seventh),
-    KIBITZ_TERM(knight_outpost),
-    KIBITZ_TERM(bishop_outpost),
-    KIBITZ_TERM(doubled_pawn),
-    KIBITZ_TERM(isolated_pawn),
-    KIBITZ_TERM(connected_pawn),
-    KIBITZ_TERM(passed),
-    KIBITZ_TERM(passed_their_king),
-    KIBITZ_TERM(passed_our_king),
-    KIBITZ_TERM(passed_free),
-    KIBITZ_TERM(threat_by_pawn),
-    KIBITZ_TERM(threat_by_minor),
-    KIBITZ_TERM(threat_by_rook),
-    KIBITZ_TERM(hanging),
-    KIBITZ_TERM(king_attack),
-    KIBITZ_TERM(safe_check),
-    KIBITZ_TERM(shelter_missing_open),
-    KIBITZ_TERM(shelter_missing_semi),
-    KIBITZ_TERM(shelter_pawn),
-    KIBITZ_TERM(tempo),
-};
-#undef KIBITZ_TERM
-constexpr bool members_tile_the_struct() {
-  int next = 0;
-  for (const auto& m : kMembers) {
-    if (m.offset != next) return false;
-    next += m.size;
-  }
-  return next == kEvalTermCount;
-}
-static_assert(members_tile_the_struct(), "kMembers must list every member of EvalTerms, in order");
-
 double sigmoid(double k, double e) { return 1.0 / (1.0 + std::pow(10.0, -k * e / 400.0)); }
 
-bool load(const TunerOptions& o, Data& d) {
+bool load(const TunerOptions& o, const Model& model, Data& d) {
+  std::vector<float> scratch;
   size_t bad = 0;
   for (const auto& path : o.data) {
     std::ifstream in(path);
@@ -129,7 +62,7 @@ bool load(const TunerOptions& o, Data& d) {
         ++bad;
         continue;
       }
-      auto pos = chess::Position::from_fen(std::string_view(line).substr(0, a));
+      const auto t = model.trace(std::string_view(line).substr(0, a), scratch);
       Entry e{};
       bool numbers = true;
       try {
@@ -138,18 +71,16 @@ bool load(const TunerOptions& o, Data& d) {
       } catch (const std::exception&) {  // not a number
         numbers = false;
       }
-      if (!pos || !numbers) {
+      if (!t || !numbers) {
         ++bad;
         continue;
       }
-      const auto t = chess::evaluate_with_trace(*pos);
       e.first = uint32_t(d.coef.size());
-      const float* c = reinterpret_cast<const float*>(&t.trace);
-      for (int i = 0; i < kEvalTermCount; ++i)
-        if (c[i] != 0.f) d.index.push_back(uint16_t(i)), d.coef.push_back(c[i]);
+      for (int i = 0; i < model.term_count; ++i)
+        if (t->coef[i] != 0.f) d.index.push_back(uint16_t(i)), d.coef.push_back(t->coef[i]);
       e.count = uint32_t(d.coef.size()) - e.first;
-      e.mg_share = float(t.scale * t.phase / 24.0);
-      e.eg_share = float(t.scale * (24 - t.phase) / 24.0);
+      e.mg_share = float(t->scale * t->phase / 24.0);
+      e.eg_share = float(t->scale * (24 - t->phase) / 24.0);
       d.entries.push_back(e);
     }
   }
@@ -203,12 +134,16 @@ double loss(const Data& d, size_t begin, size_t end, const std::vector<double>& 
   return total / double(end - begin);
 }
 
-void write_header(const std::string& path, const std::vector<double>& w, const std::string& how) {
+void write_header(const std::string& path, const Model& model, const std::vector<double>& w,
+                  const std::string& how) {
   std::ofstream out(path);
-  out << "// The chess evaluation's weights (core/chess/eval_terms.h), {middlegame,\n"
-         "// endgame} in centipawns. Written by `kibitz-tune tune` (tools/tune).\n"
+  out << "// The " << model.game << " evaluation's weights (core/" << model.terms_header
+      << "), {middlegame,\n// endgame} in " << model.unit
+      << ". Written by `kibitz-tune tune --game " << model.game << "` (tools/tune).\n"
       << "// " << how << "\n"
-      << "#pragma once\n\n#include \"chess/eval_terms.h\"\n\nKIBITZ_NAMESPACE(chess) {\n\n"
+      << "#pragma once\n\n#include \"" << model.terms_header << "\"\n\nKIBITZ_NAMESPACE("
+      << model.ns
+      << ") {\n\n"
          "// clang-format off\ninline constexpr EvalWeights kEvalWeights = {\n";
   int i = 0;
   const auto item = [&](int k) {
@@ -216,7 +151,7 @@ void write_header(const std::string& path, const std::vector<double>& w, const s
     s << '{' << std::lround(w[2 * k]) << ", " << std::lround(w[2 * k + 1]) << '}';
     return s.str();
   };
-  for (const auto& m : kMembers) {
+  for (const auto& m : model.members) {
     if (m.size == 1) {
       out << "  ." << m.name << " = " << item(i++) << ",\n";
       continue;
@@ -233,24 +168,21 @@ void write_header(const std::string& path, const std::vector<double>& w, const s
     }
     out << "  },\n";
   }
-  out << "};\n// clang-format on\n\n}  // KIBITZ_NAMESPACE(chess)\n";
+  out << "};\n// clang-format on\n\n}  // KIBITZ_NAMESPACE(" << model.ns << ")\n";
 }
 
 }  // namespace
 
 int run_tuner(const TunerOptions& o) {
-  chess::init_attacks();
+  const Model model = o.game == "draughts" ? draughts_model() : chess_model();
   Data d;
-  if (!load(o, d)) return 1;
+  if (!load(o, model, d)) return 1;
   std::mt19937_64 rng(12345);
   std::shuffle(d.entries.begin(), d.entries.end(), rng);
   const size_t valid = size_t(double(d.entries.size()) * o.validation);
   const size_t train_end = d.entries.size() - valid;
 
-  std::vector<double> w(2 * size_t(kEvalTermCount));
-  const auto* start = reinterpret_cast<const chess::Score*>(&chess::kEvalWeights);
-  for (int i = 0; i < kEvalTermCount; ++i)
-    w[2 * size_t(i)] = start[i].mg, w[2 * size_t(i) + 1] = start[i].eg;
+  std::vector<double> w = model.start;
 
   // K: the scale that best fits the results with the weights as they are.
   for (auto& e : d.entries) e.target = e.result;
@@ -297,7 +229,7 @@ int run_tuner(const TunerOptions& o) {
   std::ostringstream how;
   how << "Tuned on " << d.entries.size() << " positions, lambda " << o.lambda << ", l2 " << o.l2
       << ", K " << k << ";\n// validation loss " << valid0 << " -> " << best_valid << ".";
-  write_header(o.out, best, how.str());
+  write_header(o.out, model, best, how.str());
   std::cerr << "tune: wrote " << o.out << " (validation loss " << valid0 << " -> " << best_valid
             << ")\n";
   return 0;

@@ -1,4 +1,4 @@
-// Texel's method for the chess evaluation (tuner.cpp).
+// Texel's method for the chess or the draughts evaluation (tuner.cpp).
 #pragma once
 
 #include <string>
@@ -7,6 +7,7 @@
 namespace kibitz::tune {
 
 struct TunerOptions {
+  std::string game = "chess";     // or "draughts"
   std::vector<std::string> data;  // files of "FEN;RESULT;SCORE" lines
   double lambda = 1.0;            // weight of the game result against the search score
   int epochs = 2000;

@@ -1,0 +1,57 @@
+#!/usr/bin/env python3
+"""kibitz-tune end to end, for both games: datagen writes well-formed
+FEN;RESULT;SCORE lines from real games, and tune lowers the training loss
+and writes a weights header with one {mg, eg} pair per term of the header
+compiled in (so the written file can replace it).
+
+usage: tune_test.py <kibitz-tune> <source dir>
+"""
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+TUNE, SOURCE = sys.argv[1], sys.argv[2]
+PAIR = re.compile(r"\{(-?\d+), (-?\d+)\}")
+
+
+def run(*args):
+    p = subprocess.run([TUNE, *args], capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, f"{args}: exit {p.returncode}\n{p.stderr}"
+    return p.stderr
+
+
+def check_game(game, tmp):
+    data = os.path.join(tmp, f"{game}.txt")
+    run("datagen", "--game", game, "--games", "8", "--nodes", "400", "--threads", "2",
+        "--seed", "5", "--out", data)
+    lines = open(data).read().splitlines()
+    assert len(lines) >= 50, f"{game}: only {len(lines)} positions"
+    results = set()
+    for line in lines:
+        fen, result, score = line.split(";")
+        assert result in ("0", "0.5", "1"), line
+        int(score)
+        # A chess FEN has six fields, a draughts FEN starts with the side to move.
+        assert (len(fen.split()) == 6) if game == "chess" else re.match(r"^[WB]:W", fen), line
+        results.add(result)
+
+    header = os.path.join(tmp, f"{game}_weights.h")
+    log = run("tune", "--game", game, data, "--epochs", "50", "--validation", "0",
+              "--threads", "2", "--out", header)
+    before = float(re.search(r"loss before: train ([0-9.]+)", log).group(1))
+    last = float(re.findall(r"epoch 50: train ([0-9.]+)", log)[-1])
+    assert last < before, f"{game}: training loss {before} -> {last}\n{log}"
+
+    written = open(header).read()
+    compiled = open(os.path.join(SOURCE, "core", game, "eval_weights.h")).read()
+    assert f"KIBITZ_NAMESPACE({game})" in written and "kEvalWeights" in written, written
+    assert len(PAIR.findall(written)) == len(PAIR.findall(compiled)), f"{game}: term count"
+    print(f"{game}: {len(lines)} positions, results {sorted(results)}, loss {before} -> {last}")
+
+
+with tempfile.TemporaryDirectory() as tmp:
+    for game in ("chess", "draughts"):
+        check_game(game, tmp)
+print("ok")

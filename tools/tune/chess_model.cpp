@@ -1,0 +1,77 @@
+// The chess evaluation as the tuner sees it (model.h).
+#include <cstring>
+
+#include "chess/attacks.h"
+#include "chess/eval.h"
+#include "chess/eval_weights.h"
+#include "model.h"
+
+namespace kibitz::tune {
+
+namespace {
+
+using chess::EvalTrace;
+#define TERM(n) KIBITZ_TUNE_TERM(EvalTrace, n)
+constexpr Member kMembers[] = {
+    TERM(material),
+    TERM(psq),
+    TERM(knight_mobility),
+    TERM(bishop_mobility),
+    TERM(rook_mobility),
+    TERM(queen_mobility),
+    TERM(bishop_pair),
+    TERM(rook_open_file),
+    TERM(rook_semi_open_file),
+    TERM(rook_on_seventh),
+    TERM(knight_outpost),
+    TERM(bishop_outpost),
+    TERM(doubled_pawn),
+    TERM(isolated_pawn),
+    TERM(connected_pawn),
+    TERM(passed),
+    TERM(passed_their_king),
+    TERM(passed_our_king),
+    TERM(passed_free),
+    TERM(threat_by_pawn),
+    TERM(threat_by_minor),
+    TERM(threat_by_rook),
+    TERM(hanging),
+    TERM(king_attack),
+    TERM(safe_check),
+    TERM(shelter_missing_open),
+    TERM(shelter_missing_semi),
+    TERM(shelter_pawn),
+    TERM(tempo),
+};
+#undef TERM
+static_assert(members_tile(kMembers, chess::kEvalTermCount),
+              "kMembers must list every member of chess::EvalTerms, in order");
+
+std::optional<Traced> trace(std::string_view fen, std::vector<float>& scratch) {
+  const auto pos = chess::Position::from_fen(fen);
+  if (!pos) return std::nullopt;
+  const auto t = chess::evaluate_with_trace(*pos);
+  scratch.resize(chess::kEvalTermCount);
+  std::memcpy(scratch.data(), &t.trace, sizeof(t.trace));
+  return Traced{scratch.data(), t.phase, t.scale};
+}
+
+}  // namespace
+
+Model chess_model() {
+  chess::init_attacks();  // the bmi2 variant fills its tables on demand
+  Model m{"chess",
+          "centipawns",
+          "chess",
+          "chess/eval_terms.h",
+          {std::begin(kMembers), std::end(kMembers)},
+          chess::kEvalTermCount,
+          {},
+          trace};
+  const auto* w = reinterpret_cast<const chess::Score*>(&chess::kEvalWeights);
+  for (int i = 0; i < chess::kEvalTermCount; ++i)
+    m.start.push_back(w[i].mg), m.start.push_back(w[i].eg);
+  return m;
+}
+
+}  // namespace kibitz::tune
