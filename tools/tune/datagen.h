@@ -1,4 +1,4 @@
-// Self-play data for the chess evaluation's tuner (datagen.cpp).
+// Self-play data for the evaluation tuner, chess or draughts (datagen.cpp).
 #pragma once
 
 #include <cstdint>
