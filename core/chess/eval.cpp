@@ -49,13 +49,6 @@ struct Attacks {
 };
 
 // Adds term `field` `n` times for Us, and counts it in the trace.
-#define KIBITZ_TERM(field, n)                                                    \
-  do {                                                                           \
-    const int count_ = (n);                                                      \
-    s += W.field * count_;                                                       \
-    if constexpr (kTrace) trace->field += float(Us == White ? count_ : -count_); \
-  } while (0)
-
 template <Color Us, bool kTrace>
 Score pieces_and_pawns(const Position& pos, Attacks& a, EvalTrace* trace) {
   constexpr Color Them = ~Us;
@@ -86,32 +79,32 @@ Score pieces_and_pawns(const Position& pos, Attacks& a, EvalTrace* trace) {
         att = attacks_bb<Pt>(sq, occupied);
       all |= att;
       const int mob = popcount(att & mobility_area);
-      if constexpr (Pt == Knight) KIBITZ_TERM(knight_mobility[mob], 1);
-      if constexpr (Pt == Bishop) KIBITZ_TERM(bishop_mobility[mob], 1);
-      if constexpr (Pt == Rook) KIBITZ_TERM(rook_mobility[mob], 1);
-      if constexpr (Pt == Queen) KIBITZ_TERM(queen_mobility[mob], 1);
+      if constexpr (Pt == Knight) KIBITZ_EVAL_TERM(knight_mobility[mob], 1);
+      if constexpr (Pt == Bishop) KIBITZ_EVAL_TERM(bishop_mobility[mob], 1);
+      if constexpr (Pt == Rook) KIBITZ_EVAL_TERM(rook_mobility[mob], 1);
+      if constexpr (Pt == Queen) KIBITZ_EVAL_TERM(queen_mobility[mob], 1);
       zone += bool(att & king_zone);
       if constexpr (Pt == Knight || Pt == Bishop) {
         const int r = relative_rank(Us, sq);
         if (r >= 3 && r <= 5 && (our_pawn_attacks & square_bb(sq)) &&
             !(their_pawns & forward_files(Us, sq) & ~file_bb(file_of(sq)))) {
           if constexpr (Pt == Knight)
-            KIBITZ_TERM(knight_outpost, 1);
+            KIBITZ_EVAL_TERM(knight_outpost, 1);
           else
-            KIBITZ_TERM(bishop_outpost, 1);
+            KIBITZ_EVAL_TERM(bishop_outpost, 1);
         }
       }
       if constexpr (Pt == Rook) {
         const Bitboard file = file_bb(file_of(sq));
         if (!(file & our_pawns)) {
           if (file & their_pawns)
-            KIBITZ_TERM(rook_semi_open_file, 1);
+            KIBITZ_EVAL_TERM(rook_semi_open_file, 1);
           else
-            KIBITZ_TERM(rook_open_file, 1);
+            KIBITZ_EVAL_TERM(rook_open_file, 1);
         }
         if (relative_rank(Us, sq) == 6 &&
             (relative_rank(Us, their_king) == 7 || (their_pawns & relative_rank_bb(Us, 6))))
-          KIBITZ_TERM(rook_on_seventh, 1);
+          KIBITZ_EVAL_TERM(rook_on_seventh, 1);
       }
     }
     a.by[Us][Pt] = all;
@@ -124,7 +117,7 @@ Score pieces_and_pawns(const Position& pos, Attacks& a, EvalTrace* trace) {
   a.by[Us][0] = a.by[Us][Pawn] | a.by[Us][Knight] | a.by[Us][Bishop] | a.by[Us][Rook] |
                 a.by[Us][Queen] | a.by[Us][King];
 
-  if (popcount(pos.pieces(Us, Bishop)) >= 2) KIBITZ_TERM(bishop_pair, 1);
+  if (popcount(pos.pieces(Us, Bishop)) >= 2) KIBITZ_EVAL_TERM(bishop_pair, 1);
 
   // Pawn shelter in front of our own king.
   const int kf = std::clamp(file_of(our_king), 1, 6);
@@ -132,12 +125,12 @@ Score pieces_and_pawns(const Position& pos, Attacks& a, EvalTrace* trace) {
     const Bitboard file_pawns = our_pawns & file_bb(f) & forward_files(Us, our_king);
     if (!file_pawns) {
       if (their_pawns & file_bb(f))
-        KIBITZ_TERM(shelter_missing_semi, 1);
+        KIBITZ_EVAL_TERM(shelter_missing_semi, 1);
       else
-        KIBITZ_TERM(shelter_missing_open, 1);
+        KIBITZ_EVAL_TERM(shelter_missing_open, 1);
     } else {
       const Square p = Square(Us == White ? lsb(file_pawns) : bits::msb(file_pawns));
-      KIBITZ_TERM(shelter_pawn[std::abs(rank_of(p) - rank_of(our_king))], 1);
+      KIBITZ_EVAL_TERM(shelter_pawn[std::abs(rank_of(p) - rank_of(our_king))], 1);
     }
   }
 
@@ -154,12 +147,12 @@ Score pawn_structure(Bitboard our_pawns, Bitboard their_pawns, Bitboard& passed,
     const int f = file_of(sq);
     const int r = relative_rank(Us, sq);
     const Bitboard adjacent = shift<East>(file_bb(f)) | shift<West>(file_bb(f));
-    if (!(our_pawns & adjacent)) KIBITZ_TERM(isolated_pawn, 1);
-    if (our_pawns & file_bb(f) & forward_files(Us, sq)) KIBITZ_TERM(doubled_pawn, 1);
+    if (!(our_pawns & adjacent)) KIBITZ_EVAL_TERM(isolated_pawn, 1);
+    if (our_pawns & file_bb(f) & forward_files(Us, sq)) KIBITZ_EVAL_TERM(doubled_pawn, 1);
     if (our_pawns & adjacent & (rank_bb(rank_of(sq)) | rank_bb(rank_of(sq - pawn_push(Us)))))
-      KIBITZ_TERM(connected_pawn[r], 1);
+      KIBITZ_EVAL_TERM(connected_pawn[r], 1);
     if (!(their_pawns & forward_files(Us, sq))) {
-      KIBITZ_TERM(passed[r], 1);
+      KIBITZ_EVAL_TERM(passed[r], 1);
       passed |= square_bb(sq);
     }
   }
@@ -175,9 +168,9 @@ Score passed_pawns(const Position& pos, Bitboard passed, EvalTrace* trace) {
     const Square sq = Square(pop_lsb(b));
     const int r = relative_rank(Us, sq);
     const Square stop = sq + pawn_push(Us);
-    KIBITZ_TERM(passed_their_king[r], distance(stop, their_king));
-    KIBITZ_TERM(passed_our_king[r], distance(stop, our_king));
-    if (pos.empty(stop)) KIBITZ_TERM(passed_free[r], 1);
+    KIBITZ_EVAL_TERM(passed_their_king[r], distance(stop, their_king));
+    KIBITZ_EVAL_TERM(passed_our_king[r], distance(stop, our_king));
+    if (pos.empty(stop)) KIBITZ_EVAL_TERM(passed_free[r], 1);
   }
   return s;
 }
@@ -232,13 +225,13 @@ Score threats_and_king(const Position& pos, const Attacks& a, EvalTrace* trace) 
   if (by_pawn | by_minor | by_rook) {
     for (int pt = Knight; pt <= Queen; ++pt) {
       const Bitboard victims = pos.pieces(Them, PieceType(pt));
-      if (const int n = popcount(victims & by_pawn)) KIBITZ_TERM(threat_by_pawn[pt], n);
-      if (const int n = popcount(victims & by_minor)) KIBITZ_TERM(threat_by_minor[pt], n);
-      if (const int n = popcount(victims & by_rook)) KIBITZ_TERM(threat_by_rook[pt], n);
+      if (const int n = popcount(victims & by_pawn)) KIBITZ_EVAL_TERM(threat_by_pawn[pt], n);
+      if (const int n = popcount(victims & by_minor)) KIBITZ_EVAL_TERM(threat_by_minor[pt], n);
+      if (const int n = popcount(victims & by_rook)) KIBITZ_EVAL_TERM(threat_by_rook[pt], n);
     }
   }
   if (const int n = popcount(theirs & ~pos.pieces(Them, Pawn, King) & a.by[Us][0] & ~a.by[Them][0]))
-    KIBITZ_TERM(hanging, n);
+    KIBITZ_EVAL_TERM(hanging, n);
 
   // Attack on the enemy king, only while we have a queen.
   const int* zone = a.zone_attackers[Us];
@@ -259,15 +252,14 @@ Score threats_and_king(const Position& pos, const Attacks& a, EvalTrace* trace) 
   const Bitboard bishop_checks = bishop_attacks(king, occupied) & safe;
   const Bitboard rook_checks = rook_attacks(king, occupied) & safe;
   if (const int n = popcount(knight_attacks(king) & safe & a.by[Us][Knight]))
-    KIBITZ_TERM(safe_check[Knight], n);
-  if (const int n = popcount(bishop_checks & a.by[Us][Bishop])) KIBITZ_TERM(safe_check[Bishop], n);
-  if (const int n = popcount(rook_checks & a.by[Us][Rook])) KIBITZ_TERM(safe_check[Rook], n);
+    KIBITZ_EVAL_TERM(safe_check[Knight], n);
+  if (const int n = popcount(bishop_checks & a.by[Us][Bishop]))
+    KIBITZ_EVAL_TERM(safe_check[Bishop], n);
+  if (const int n = popcount(rook_checks & a.by[Us][Rook])) KIBITZ_EVAL_TERM(safe_check[Rook], n);
   if (const int n = popcount((bishop_checks | rook_checks) & a.by[Us][Queen]))
-    KIBITZ_TERM(safe_check[Queen], n);
+    KIBITZ_EVAL_TERM(safe_check[Queen], n);
   return s;
 }
-
-#undef KIBITZ_TERM
 
 // White's score before the phase blend, and with a trace the count of every term.
 template <bool kTrace>

@@ -42,13 +42,6 @@ Bitboard en_prise(Bitboard men, Bitboard victims, Bitboard empty) {
          jumped<DownRight>(men, victims, empty) | jumped<DownLeft>(men, victims, empty);
 }
 
-#define KIBITZ_TERM(field, n)                                                    \
-  do {                                                                           \
-    const int count_ = (n);                                                      \
-    s += W.field * count_;                                                       \
-    if constexpr (kTrace) trace->field += float(Us == White ? count_ : -count_); \
-  } while (0)
-
 template <Color Us, bool kTrace>
 Score evaluate_side(const Position& pos, EvalTrace* trace) {
   constexpr Color Them = ~Us;
@@ -59,33 +52,33 @@ Score evaluate_side(const Position& pos, EvalTrace* trace) {
   const Bitboard occupied = pos.pieces(), empty = ~occupied;
   Score s;
 
-  KIBITZ_TERM(material[0], popcount(men));
-  KIBITZ_TERM(material[1], popcount(kings));
+  KIBITZ_EVAL_TERM(material[0], popcount(men));
+  KIBITZ_EVAL_TERM(material[1], popcount(kings));
   for (Bitboard b = men; b;) {
     const Square sq = relative_square(Us, Square(pop_lsb(b)));  // the macro reads its field twice
-    KIBITZ_TERM(man_psq[sq], 1);
+    KIBITZ_EVAL_TERM(man_psq[sq], 1);
   }
   int king_mobility = 0;
   for (Bitboard b = kings; b;) {
     const Square sq = Square(pop_lsb(b));
-    KIBITZ_TERM(king_psq[relative_square(Us, sq)], 1);
+    KIBITZ_EVAL_TERM(king_psq[relative_square(Us, sq)], 1);
     king_mobility += popcount(king_attacks(sq, occupied) & empty);
   }
-  KIBITZ_TERM(king_mobility, king_mobility);
-  KIBITZ_TERM(man_mobility, popcount(steps<L>(men, empty)) + popcount(steps<R>(men, empty)));
+  KIBITZ_EVAL_TERM(king_mobility, king_mobility);
+  KIBITZ_EVAL_TERM(man_mobility, popcount(steps<L>(men, empty)) + popcount(steps<R>(men, empty)));
 
   if (pos.men(Them) && !pos.kings(Them))
     for (int i = 0; i < 4; ++i)
-      if (men & square_bb(relative_square(Us, kBackRank[i]))) KIBITZ_TERM(back_guard[i], 1);
+      if (men & square_bb(relative_square(Us, kBackRank[i]))) KIBITZ_EVAL_TERM(back_guard[i], 1);
 
   // Runaway men: one step from the last rank with a free square to step to,
   // or two steps with a free path.
   if (const Bitboard seventh = men & relative_rank_bb(Us, 6))
-    KIBITZ_TERM(runaway7, popcount(steps<L>(seventh, empty) | steps<R>(seventh, empty)));
+    KIBITZ_EVAL_TERM(runaway7, popcount(steps<L>(seventh, empty) | steps<R>(seventh, empty)));
   if (const Bitboard sixth = men & relative_rank_bb(Us, 5)) {
     const Bitboard next = steps<L>(sixth, empty) | steps<R>(sixth, empty);
     const Bitboard after = steps<L>(next, empty) | steps<R>(next, empty);
-    KIBITZ_TERM(runaway6, popcount(after & promotion_rank_bb(Us)));
+    KIBITZ_EVAL_TERM(runaway6, popcount(after & promotion_rank_bb(Us)));
   }
 
   // A man is backed on one side when the square behind it there is off the
@@ -94,17 +87,16 @@ Score evaluate_side(const Position& pos, EvalTrace* trace) {
       men & (~step_from(BackL) | shift<reverse(BackL)>(own & step_from(reverse(BackL))));
   const Bitboard backed_r =
       men & (~step_from(BackR) | shift<reverse(BackR)>(own & step_from(reverse(BackR))));
-  if (const int n = popcount(backed_l & backed_r)) KIBITZ_TERM(backed_man, n);
+  if (const int n = popcount(backed_l & backed_r)) KIBITZ_EVAL_TERM(backed_man, n);
   if (const int n = std::abs(popcount(men & kQueenSide) - popcount(men & kKingSide)))
-    KIBITZ_TERM(flank_imbalance, n);
+    KIBITZ_EVAL_TERM(flank_imbalance, n);
   if (pos.side_to_move() == Us)
-    if (const int n = popcount(en_prise(pos.men(Them), own, empty))) KIBITZ_TERM(threatened, n);
-  if (kings && !pos.kings(Them)) KIBITZ_TERM(first_king, 1);
-  if (pos.side_to_move() == Us) KIBITZ_TERM(tempo, 1);
+    if (const int n = popcount(en_prise(pos.men(Them), own, empty)))
+      KIBITZ_EVAL_TERM(threatened, n);
+  if (kings && !pos.kings(Them)) KIBITZ_EVAL_TERM(first_king, 1);
+  if (pos.side_to_move() == Us) KIBITZ_EVAL_TERM(tempo, 1);
   return s;
 }
-
-#undef KIBITZ_TERM
 
 // White's score before the phase blend, and with a trace the count of every term.
 template <bool kTrace>

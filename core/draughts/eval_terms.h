@@ -34,9 +34,7 @@ struct EvalTerms {
   T tempo;               // the side to move
 };
 
-static_assert(sizeof(EvalTerms<Score>) % sizeof(Score) == 0);
-constexpr int kEvalTermCount = int(sizeof(EvalTerms<float>) / sizeof(float));
-static_assert(sizeof(EvalTerms<Score>) == kEvalTermCount * sizeof(Score));
+constexpr int kEvalTermCount = eval::term_count<EvalTerms>();
 
 using EvalWeights = EvalTerms<Score>;
 using EvalTrace = EvalTerms<float>;
