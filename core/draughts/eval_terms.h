@@ -8,6 +8,9 @@
 // the squares turned half a turn (a1 <-> h8) for Black's (relative_square()).
 #pragma once
 
+#include <array>
+#include <cstddef>
+
 #include "common/tapered_score.h"
 #include "draughts/types.h"
 
@@ -39,8 +42,18 @@ constexpr int kEvalTermCount = eval::term_count<EvalTerms>();
 using EvalWeights = EvalTerms<Score>;
 using EvalTrace = EvalTerms<float>;
 
-// The square turned half a turn: a1 <-> h8, c1 <-> f8.
-constexpr Square rotate_square(Square s) { return make_square(7 - file_of(s), 7 - rank_of(s)); }
+namespace detail {
+constexpr auto kRotated = [] {
+  std::array<Square, kSquares> t{};
+  for (int s = 0; s < kSquares; ++s)
+    t[std::size_t(s)] = make_square(7 - file_of(Square(s)), 7 - rank_of(Square(s)));
+  return t;
+}();
+}  // namespace detail
+
+// The square turned half a turn: a1 <-> h8, c1 <-> f8 (a table: the
+// evaluation asks for it for every black piece).
+constexpr Square rotate_square(Square s) { return detail::kRotated[s]; }
 constexpr Square relative_square(Color c, Square s) { return c == White ? s : rotate_square(s); }
 
 }  // KIBITZ_NAMESPACE(draughts)
