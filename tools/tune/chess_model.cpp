@@ -1,5 +1,4 @@
 // The chess evaluation as the tuner sees it (model.h).
-#include <cstring>
 
 #include "chess/attacks.h"
 #include "chess/eval.h"
@@ -47,15 +46,6 @@ constexpr Member kMembers[] = {
 static_assert(members_tile(kMembers, chess::kEvalTermCount),
               "kMembers must list every member of chess::EvalTerms, in order");
 
-std::optional<Traced> trace(std::string_view fen, std::vector<float>& scratch) {
-  const auto pos = chess::Position::from_fen(fen);
-  if (!pos) return std::nullopt;
-  const auto t = chess::evaluate_with_trace(*pos);
-  scratch.resize(chess::kEvalTermCount);
-  std::memcpy(scratch.data(), &t.trace, sizeof(t.trace));
-  return Traced{scratch.data(), t.phase, t.scale};
-}
-
 }  // namespace
 
 Model chess_model() {
@@ -66,11 +56,8 @@ Model chess_model() {
           "chess/eval_terms.h",
           {std::begin(kMembers), std::end(kMembers)},
           chess::kEvalTermCount,
-          {},
-          trace};
-  const auto* w = reinterpret_cast<const chess::Score*>(&chess::kEvalWeights);
-  for (int i = 0; i < chess::kEvalTermCount; ++i)
-    m.start.push_back(w[i].mg), m.start.push_back(w[i].eg);
+          start_weights(chess::kEvalWeights),
+          trace_fen<chess::Position, chess::evaluate_with_trace>};
   return m;
 }
 

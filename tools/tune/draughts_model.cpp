@@ -1,5 +1,4 @@
 // The draughts evaluation as the tuner sees it (model.h).
-#include <cstring>
 #include <iterator>
 
 #include "draughts/eval.h"
@@ -21,15 +20,6 @@ constexpr Member kMembers[] = {
 static_assert(members_tile(kMembers, draughts::kEvalTermCount),
               "kMembers must list every member of draughts::EvalTerms, in order");
 
-std::optional<Traced> trace(std::string_view fen, std::vector<float>& scratch) {
-  const auto pos = draughts::Position::from_fen(fen);
-  if (!pos) return std::nullopt;
-  const auto t = draughts::evaluate_with_trace(*pos);
-  scratch.resize(draughts::kEvalTermCount);
-  std::memcpy(scratch.data(), &t.trace, sizeof(t.trace));
-  return Traced{scratch.data(), t.phase, t.scale};
-}
-
 }  // namespace
 
 Model draughts_model() {
@@ -39,11 +29,8 @@ Model draughts_model() {
           "draughts/eval_terms.h",
           {std::begin(kMembers), std::end(kMembers)},
           draughts::kEvalTermCount,
-          {},
-          trace};
-  const auto* w = reinterpret_cast<const draughts::Score*>(&draughts::kEvalWeights);
-  for (int i = 0; i < draughts::kEvalTermCount; ++i)
-    m.start.push_back(w[i].mg), m.start.push_back(w[i].eg);
+          start_weights(draughts::kEvalWeights),
+          trace_fen<draughts::Position, draughts::evaluate_with_trace>};
   return m;
 }
 

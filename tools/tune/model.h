@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstring>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -66,6 +67,29 @@ struct Model {
   // Parses `fen` and traces its evaluation into `scratch`; nullopt for a bad FEN.
   std::optional<Traced> (*trace)(std::string_view fen, std::vector<float>& scratch) = nullptr;
 };
+
+// A game's Model::trace: its Position::from_fen, then its evaluate_with_trace.
+template <class Position, auto kEvaluateWithTrace>
+std::optional<Traced> trace_fen(std::string_view fen, std::vector<float>& scratch) {
+  const auto pos = Position::from_fen(fen);
+  if (!pos) return std::nullopt;
+  const auto t = kEvaluateWithTrace(*pos);
+  scratch.resize(sizeof(t.trace) / sizeof(float));
+  std::memcpy(scratch.data(), &t.trace, sizeof(t.trace));
+  return Traced{scratch.data(), t.phase, t.scale};
+}
+
+// A game's Model::start: its compiled weights (EvalTerms of Score, every
+// member Score or an array of it), {mg, eg} per term.
+template <class Weights>
+std::vector<double> start_weights(const Weights& weights) {
+  using Score = decltype(weights.tempo);
+  const auto* w = reinterpret_cast<const Score*>(&weights);
+  std::vector<double> out;
+  for (size_t i = 0; i < sizeof(Weights) / sizeof(Score); ++i)
+    out.push_back(w[i].mg), out.push_back(w[i].eg);
+  return out;
+}
 
 Model chess_model();
 Model draughts_model();
