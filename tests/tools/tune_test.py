@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """kibitz-tune end to end, for both games: datagen writes well-formed
-FEN;RESULT;SCORE lines from real games, and tune lowers the training loss
+FEN;RESULT;SCORE lines from real games, the same lines for the same seed
+whatever the number of threads, and tune lowers the training loss
 and writes a weights header with one {mg, eg} pair per term of the header
 compiled in (so the written file can replace it).
 
@@ -28,6 +29,12 @@ def check_game(game, tmp):
         "--seed", "5", "--out", data)
     lines = open(data).read().splitlines()
     assert len(lines) >= 50, f"{game}: only {len(lines)} positions"
+    # Each game's opening comes from the seed and the game's number, not from
+    # the thread that plays it (which games a thread takes depends on timing).
+    alone = os.path.join(tmp, f"{game}-1.txt")
+    run("datagen", "--game", game, "--games", "8", "--nodes", "400", "--threads", "1",
+        "--seed", "5", "--out", alone)
+    assert sorted(open(alone).read().splitlines()) == sorted(lines), f"{game}: threads differ"
     results = set()
     for line in lines:
         fen, result, score = line.split(";")

@@ -142,11 +142,14 @@ int run_datagen(const DatagenOptions& o) {
   std::atomic<long> positions{0};
   std::vector<std::thread> threads;
   for (int t = 0; t < o.threads; ++t)
-    threads.emplace_back([&, t] {
-      std::mt19937_64 rng(o.seed * 1000003 + uint64_t(t));
+    threads.emplace_back([&] {
       tt::Table table(o.hash_mib);
       std::vector<Sample> samples;
-      while (games.fetch_add(1) < o.games) {
+      for (int game; (game = games.fetch_add(1)) < o.games;) {
+        // Each game's opening comes from the seed and the game's number, not
+        // from the thread that happens to take it: the same seed makes the
+        // same games (in another order) with any number of threads.
+        std::mt19937_64 rng(o.seed * 1000003 + uint64_t(game));
         samples.clear();
         const double result = play(o, rng, table, samples);
         if (result < 0) continue;
