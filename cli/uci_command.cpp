@@ -39,6 +39,7 @@ class UciSession {
       } else if (cmd == "ucinewgame") {
         wait_search();
         service_->clear_hash();
+        memory_ = service_->make_memory();  // a new game learns afresh
       } else if (cmd == "position") {
         position(in);
       } else if (cmd == "go") {
@@ -89,6 +90,7 @@ class UciSession {
     o.hash_mib[0] = hash_mib_;
     o.hash_mib[1] = 1;
     service_ = engine::make_service(o);
+    memory_ = service_->make_memory();
   }
 
   void setoption(std::istringstream& in) {
@@ -162,6 +164,8 @@ class UciSession {
     req.moves = moves_;
     req.multipv = multipv_;
     req.threads = threads_;
+    // Each move's search starts from the history tables the last one left.
+    req.memory = memory_;
     req.limits.move_overhead_ms = overhead_ms_;
     std::string word;
     bool any_limit = false;
@@ -232,6 +236,7 @@ class UciSession {
   std::unique_ptr<engine::Service> service_;
   std::mutex out_mutex_, handle_mutex_;
   std::shared_ptr<engine::SearchHandle> handle_;
+  std::shared_ptr<engine::SearchMemory> memory_;
   std::string fen_;
   std::vector<std::string> moves_;
   int threads_ = 1, hash_mib_ = 64, multipv_ = 1;

@@ -35,6 +35,15 @@ enum class Priority { interactive = 0, batch = 1 };
 
 class PreparedPosition;  // engine/service.h
 
+// What one client's searches learn about moves, handed from each search to
+// the next (Service::make_memory). A UCI session keeps one per game it plays
+// and drops it at "ucinewgame". Searches that share one at the same time are
+// safe: only one of them starts from it.
+class SearchMemory {
+ public:
+  virtual ~SearchMemory() = default;
+};
+
 struct AnalysisRequest {
   GameKind game = GameKind::chess;
   std::string fen;                 // empty: the start position
@@ -46,6 +55,9 @@ struct AnalysisRequest {
   int threads = 1;
   std::vector<std::string> searchmoves;  // only these root moves
   Priority priority = Priority::interactive;
+  // Start from, and leave, move-ordering statistics here (from the same
+  // service's make_memory); none: start from nothing.
+  std::shared_ptr<SearchMemory> memory;
 };
 
 enum class ScoreKind { cp, mate };  // mate: chess mate, or a forced draughts win

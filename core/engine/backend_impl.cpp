@@ -145,6 +145,11 @@ class FinishedHandle final : public engine::SearchHandle {
   uint64_t nodes() const override { return 0; }
 };
 
+// A search memory of this variant: one per game, since their tables differ.
+struct MemoryImpl final : engine::SearchMemory {
+  search::Memory games[2];  // [chess, draughts]
+};
+
 class ServiceImpl final : public engine::Service {
  public:
   explicit ServiceImpl(const engine::ServiceOptions& o)
@@ -276,6 +281,10 @@ class ServiceImpl final : public engine::Service {
 
   int hashfull(GameKind game) const override { return table(game).hashfull(); }
   void resize_hash(GameKind game, size_t mib) override { table(game).resize(mib); }
+  std::shared_ptr<engine::SearchMemory> make_memory() override {
+    return std::make_shared<MemoryImpl>();
+  }
+
   void clear_hash() override {
     for (auto& t : tables_) t.clear(pool_.size());
   }
@@ -334,6 +343,11 @@ class ServiceImpl final : public engine::Service {
     req.threads = std::clamp(request.threads, 1, pool_.size());
     auto job = std::make_shared<search::RootSearch<typename Ops::Game>>(
         *pos, std::move(root_moves), req, table(Ops::kKind), std::move(callbacks), pos->fen());
+    // A memory made by another service (another variant) is not ours: ignored.
+    // The game's part shares ownership with the whole: it lives while a
+    // search holds it, even after the client has dropped its handle.
+    if (auto* memory = dynamic_cast<MemoryImpl*>(request.memory.get()))
+      job->set_memory({request.memory, &memory->games[Ops::kKind == GameKind::chess ? 0 : 1]});
     job->start(pool_, next_group_.fetch_add(1, std::memory_order_relaxed));
     return std::shared_ptr<engine::SearchHandle>(job);
   }

@@ -127,6 +127,9 @@ class Service {
                                                                      Clock::time_point deadline,
                                                                      PerftCallbacks callbacks) = 0;
 
+  // A memory for a client's successive searches (AnalysisRequest::memory).
+  virtual std::shared_ptr<SearchMemory> make_memory() { return nullptr; }
+
   virtual int hashfull(GameKind game) const = 0;
   // Resizes one game's table and clears it; only while no search runs.
   virtual void resize_hash(GameKind game, size_t mib) = 0;

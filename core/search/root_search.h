@@ -78,6 +78,9 @@ class RootSearch final : public engine::SearchHandle,
   // while no search starts: it is read without a lock.
   static inline std::function<void(RootSearch&)> on_start_for_tests;
 
+  // Before start(): the memory the workers start from and leave their tables in.
+  void set_memory(std::shared_ptr<Memory> memory) { shared_.memory = std::move(memory); }
+
   // For tests only, before start(): runs on each worker after each iteration
   // it completes, with (worker index, depth); it may throw, as a worker can.
   void set_iteration_hook(std::function<void(int, int)> hook) {

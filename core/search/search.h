@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "search/game.h"
+#include "search/memory.h"
 #include "search/time_manager.h"
 #include "tt/table.h"
 
@@ -97,6 +98,9 @@ struct Shared {
   tt::Table& tt;
   std::atomic<bool> stop{false};
   std::vector<std::unique_ptr<Worker<G>>> workers;
+  // The history tables to start from and to leave for the next search; none:
+  // every worker starts from empty tables.
+  std::shared_ptr<Memory> memory;
   // Called by the main worker after each completed iteration.
   std::function<void(const Worker<G>&)> on_progress;
   // Tests only: called by every worker after each iteration it completes,
@@ -221,7 +225,7 @@ uint64_t Shared<G>::total_nodes() const {
 
 template <Game G>
 Worker<G>::Worker(Shared<G>& shared, int index)
-    : shared_(shared), index_(index), pos_(shared.root), history_(G::kHistorySize, 0) {
+    : shared_(shared), index_(index), pos_(shared.root) {
   for (Move m : shared.root_moves) root_moves_.emplace_back(m);
   completed_ = root_moves_;
   for (auto& st : stack_) st.cont_index = -1;
@@ -249,13 +253,25 @@ void Worker<G>::update_pv(int ply, Move m) {
 template <Game G>
 void Worker<G>::run() {
   if (root_moves_.empty()) return;
-  // The continuation table (1.2 MB for chess) lives only while the worker
-  // runs, not while its search waits in the pool's queue or after it ends.
-  continuation_.assign(size_t(continuation_size<G>()) * continuation_size<G>(), 0);
+  // The history tables (1.2 MB for chess) live only while the worker runs,
+  // not while its search waits in the pool's queue; at the end they go back
+  // to the memory, if there is one, or are freed.
+  Histories kept = shared_.memory ? shared_.memory->take(index_) : Histories{};
+  history_.swap(kept.main);
+  continuation_.swap(kept.continuation);
+  if (history_.size() != size_t(G::kHistorySize)) history_.assign(G::kHistorySize, 0);
+  const size_t continuation_entries = size_t(continuation_size<G>()) * continuation_size<G>();
+  if (continuation_.size() != continuation_entries) continuation_.assign(continuation_entries, 0);
   struct Release {
-    std::vector<int16_t>& table;
-    ~Release() { std::vector<int16_t>().swap(table); }
-  } release{continuation_};
+    Worker& w;
+    ~Release() {
+      Histories tables{std::move(w.history_), std::move(w.continuation_)};
+      try {
+        if (w.shared_.memory) w.shared_.memory->give_back(w.index_, std::move(tables));
+      } catch (...) {  // no memory to keep them: the next search starts afresh
+      }
+    }
+  } release{*this};
   const int max_depth = shared_.time.depth_limit();
   Move last_best = root_moves_[0].move;
   int best_move_stable = 0;
