@@ -145,6 +145,9 @@ class FinishedHandle final : public engine::SearchHandle {
   uint64_t nodes() const override { return 0; }
 };
 
+// Where a per-game pair (tables, memories) keeps each game.
+constexpr int slot(GameKind g) { return g == GameKind::chess ? 0 : 1; }
+
 // A search memory of this variant: one per game, since their tables differ.
 struct MemoryImpl final : engine::SearchMemory {
   search::Memory games[2];  // [chess, draughts]
@@ -300,8 +303,8 @@ class ServiceImpl final : public engine::Service {
     return p;
   }
 
-  tt::Table& table(GameKind g) { return tables_[g == GameKind::chess ? 0 : 1]; }
-  const tt::Table& table(GameKind g) const { return tables_[g == GameKind::chess ? 0 : 1]; }
+  tt::Table& table(GameKind g) { return tables_[slot(g)]; }
+  const tt::Table& table(GameKind g) const { return tables_[slot(g)]; }
 
   template <class Ops>
   Expected<std::shared_ptr<engine::SearchHandle>, Error> analyze_game(
@@ -347,7 +350,7 @@ class ServiceImpl final : public engine::Service {
     // The game's part shares ownership with the whole: it lives while a
     // search holds it, even after the client has dropped its handle.
     if (auto* memory = dynamic_cast<MemoryImpl*>(request.memory.get()))
-      job->set_memory({request.memory, &memory->games[Ops::kKind == GameKind::chess ? 0 : 1]});
+      job->set_memory({request.memory, &memory->games[slot(Ops::kKind)]});
     job->start(pool_, next_group_.fetch_add(1, std::memory_order_relaxed));
     return std::shared_ptr<engine::SearchHandle>(job);
   }
