@@ -84,6 +84,10 @@ Score pieces_and_pawns(const Position& pos, Attacks& a, EvalTrace* trace) {
       if constexpr (Pt == Rook) KIBITZ_EVAL_TERM(rook_mobility[mob], 1);
       if constexpr (Pt == Queen) KIBITZ_EVAL_TERM(queen_mobility[mob], 1);
       zone += bool(att & king_zone);
+      if constexpr (Pt == Bishop)
+        KIBITZ_EVAL_TERM(
+            bishop_pawns,
+            popcount(our_pawns & ((kDarkSquares & square_bb(sq)) ? kDarkSquares : ~kDarkSquares)));
       if constexpr (Pt == Knight || Pt == Bishop) {
         const int r = relative_rank(Us, sq);
         if (r >= 3 && r <= 5 && (our_pawn_attacks & square_bb(sq)) &&
@@ -118,6 +122,18 @@ Score pieces_and_pawns(const Position& pos, Attacks& a, EvalTrace* trace) {
                 a.by[Us][Queen] | a.by[Us][King];
 
   if (popcount(pos.pieces(Us, Bishop)) >= 2) KIBITZ_EVAL_TERM(bishop_pair, 1);
+  {
+    constexpr Direction Down = Us == White ? South : North;
+    const Bitboard pawns = our_pawns | their_pawns;
+    if (const int n = popcount(pos.pieces(Us, Knight, Bishop) & shift<Down>(pawns)))
+      KIBITZ_EVAL_TERM(minor_behind_pawn, n);
+  }
+  if (our_pawns) {
+    int nearest = 7;
+    for (Bitboard b = our_pawns; b;)
+      nearest = std::min(nearest, distance(our_king, Square(pop_lsb(b))));
+    KIBITZ_EVAL_TERM(king_pawn_distance, nearest);
+  }
 
   // Pawn shelter in front of our own king.
   const int kf = std::clamp(file_of(our_king), 1, 6);
@@ -132,6 +148,10 @@ Score pieces_and_pawns(const Position& pos, Attacks& a, EvalTrace* trace) {
       const Square p = Square(Us == White ? lsb(file_pawns) : bits::msb(file_pawns));
       KIBITZ_EVAL_TERM(shelter_pawn[std::abs(rank_of(p) - rank_of(our_king))], 1);
     }
+    if (const Bitboard storm = their_pawns & file_bb(f) & forward_files(Us, our_king)) {
+      const Square p = Square(Us == White ? lsb(storm) : bits::msb(storm));
+      KIBITZ_EVAL_TERM(storm_pawn[std::abs(rank_of(p) - rank_of(our_king))], 1);
+    }
   }
 
   return s;
@@ -141,13 +161,31 @@ Score pieces_and_pawns(const Position& pos, Attacks& a, EvalTrace* trace) {
 // connected, passed by rank); sets `passed` to Us's passed pawns.
 template <Color Us, bool kTrace>
 Score pawn_structure(Bitboard our_pawns, Bitboard their_pawns, Bitboard& passed, EvalTrace* trace) {
+  constexpr Color Them = ~Us;
   Score s;
+  {
+    // Space: central files, our second to fourth ranks, not hit by their pawns.
+    constexpr Direction Down = Us == White ? South : North;
+    constexpr Bitboard kCenterFiles = file_bb(2) | file_bb(3) | file_bb(4) | file_bb(5);
+    constexpr Bitboard kOurSide =
+        Us == White ? rank_bb(1) | rank_bb(2) | rank_bb(3) : rank_bb(6) | rank_bb(5) | rank_bb(4);
+    const Bitboard safe =
+        kCenterFiles & kOurSide & ~our_pawns & ~pawn_attacks_bb<Them>(their_pawns);
+    Bitboard behind = our_pawns;
+    behind |= shift<Down>(behind);
+    behind |= shift<Down>(shift<Down>(behind));
+    if (const int n = popcount(safe) + popcount(safe & behind)) KIBITZ_EVAL_TERM(space, n);
+  }
   for (Bitboard b = our_pawns; b;) {
     const Square sq = Square(pop_lsb(b));
     const int f = file_of(sq);
     const int r = relative_rank(Us, sq);
     const Bitboard adjacent = shift<East>(file_bb(f)) | shift<West>(file_bb(f));
-    if (!(our_pawns & adjacent)) KIBITZ_EVAL_TERM(isolated_pawn, 1);
+    if (!(our_pawns & adjacent))
+      KIBITZ_EVAL_TERM(isolated_pawn, 1);
+    else if (!(our_pawns & adjacent & ~forward_files(Us, sq)) &&
+             (pawn_attacks_bb<Them>(their_pawns) & square_bb(sq + pawn_push(Us))))
+      KIBITZ_EVAL_TERM(backward_pawn, 1);
     if (our_pawns & file_bb(f) & forward_files(Us, sq)) KIBITZ_EVAL_TERM(doubled_pawn, 1);
     if (our_pawns & adjacent & (rank_bb(rank_of(sq)) | rank_bb(rank_of(sq - pawn_push(Us)))))
       KIBITZ_EVAL_TERM(connected_pawn[r], 1);
@@ -232,6 +270,16 @@ Score threats_and_king(const Position& pos, const Attacks& a, EvalTrace* trace) 
   }
   if (const int n = popcount(theirs & ~pos.pieces(Them, Pawn, King) & a.by[Us][0] & ~a.by[Them][0]))
     KIBITZ_EVAL_TERM(hanging, n);
+  {
+    // Safe pushes (one or two squares) that would attack one of their pieces.
+    constexpr Direction Up = Us == White ? North : South;
+    const Bitboard empty = ~pos.pieces();
+    Bitboard pushes = shift<Up>(pos.pieces(Us, Pawn)) & empty;
+    pushes |= shift<Up>(pushes & relative_rank_bb(Us, 2)) & empty;
+    pushes &= ~a.by[Them][Pawn] & (a.by[Us][0] | ~a.by[Them][0]);
+    if (const int n = popcount(pawn_attacks_bb<Us>(pushes) & (theirs & ~pos.pieces(Them, Pawn))))
+      KIBITZ_EVAL_TERM(threat_by_push, n);
+  }
 
   // Attack on the enemy king, only while we have a queen.
   const int* zone = a.zone_attackers[Us];

@@ -43,6 +43,13 @@ struct EvalTerms {
   T shelter_missing_semi;          // no pawn of ours there, one of theirs
   T shelter_pawn[8];               // our nearest pawn on the file, by ranks from the king
   T tempo;                         // the side to move
+  T backward_pawn;      // not isolated, no pawn of ours beside or behind, stop square hit by theirs
+  T storm_pawn[8];      // their nearest pawn on a file by our king, by ranks from the king
+  T bishop_pawns;       // per bishop, our pawns on squares of its colour
+  T minor_behind_pawn;  // a knight or bishop with a pawn (either side's) just in front
+  T king_pawn_distance;  // times our king's distance to our nearest pawn
+  T space;               // safe central squares on our side of the board, behind pawns twice
+  T threat_by_push;      // their pieces a safe push of one of our pawns would attack
 };
 
 constexpr int kEvalTermCount = eval::term_count<EvalTerms>();

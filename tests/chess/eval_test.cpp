@@ -93,5 +93,33 @@ TEST(ChessEval, IsTheLinearSumOfItsWeightsOverTheTrace) {
   EXPECT_GT(scaled, 0);  // the hard-to-win endings were among them
 }
 
+// Each term of the trace counts what its comment says (White's count minus
+// Black's), in positions built to show one.
+EvalTrace trace_of(const char* fen) {
+  const auto pos = Position::from_fen(fen);
+  EXPECT_TRUE(pos) << fen;
+  return pos ? evaluate_with_trace(*pos).trace : EvalTrace{};
+}
+
+TEST(ChessEval, PawnTermsCountWhatTheySay) {
+  // d3 cannot be guarded by c4 or e4, and e5 hits d4; e5 is isolated, not backward.
+  EXPECT_EQ(trace_of("4k3/8/8/4p3/2P1P3/3P4/8/4K3 w - - 0 1").backward_pawn, 1.f);
+  // g4 storms White's king three ranks away; f2 and g2 storm Black's six away.
+  const EvalTrace storm = trace_of("6k1/8/8/8/6p1/8/5PP1/6K1 w - - 0 1");
+  EXPECT_EQ(storm.storm_pawn[3], 1.f);
+  EXPECT_EQ(storm.storm_pawn[6], -2.f);
+  // b2, d2 and f2 stand on the dark squares of the bishop on c1.
+  EXPECT_EQ(trace_of("4k3/8/8/8/8/8/1P1P1P2/2B1K3 w - - 0 1").bishop_pawns, 3.f);
+  // The knight on d4 stands behind Black's pawn on d5.
+  EXPECT_EQ(trace_of("4k3/8/8/3p4/3N4/8/8/4K3 w - - 0 1").minor_behind_pawn, 1.f);
+  // e1 to a2: four squares; Black has no pawn.
+  EXPECT_EQ(trace_of("4k3/8/8/8/8/8/P7/4K3 w - - 0 1").king_pawn_distance, 4.f);
+  // White: 10 safe squares on c-f, ranks 2-4, 4 of them behind d4 and e4 (14);
+  // Black: 12 less c5, d5, e5 and f5, hit by White's pawns (8).
+  EXPECT_EQ(trace_of("4k3/8/8/8/3PP3/8/8/4K3 w - - 0 1").space, 6.f);
+  // e4-e5 is safe and would hit the knight on d6.
+  EXPECT_EQ(trace_of("4k3/8/3n4/8/4P3/8/8/4K3 w - - 0 1").threat_by_push, 1.f);
+}
+
 }  // namespace
 }  // namespace kibitz::chess

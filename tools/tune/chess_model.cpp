@@ -41,6 +41,13 @@ constexpr Member kMembers[] = {
     TERM(shelter_missing_semi),
     TERM(shelter_pawn),
     TERM(tempo),
+    TERM(backward_pawn),
+    TERM(storm_pawn),
+    TERM(bishop_pawns),
+    TERM(minor_behind_pawn),
+    TERM(king_pawn_distance),
+    TERM(space),
+    TERM(threat_by_push),
 };
 #undef TERM
 static_assert(members_tile(kMembers, chess::kEvalTermCount),
