@@ -15,7 +15,7 @@
 //
 // Step 1. Iterative deepening with aspiration windows, once per MultiPV line.
 // Step 2. Principal-variation search: table cutoffs, reverse futility and
-//         null-move pruning, internal iterative reduction, late-move
+//         null-move pruning, ProbCut, internal iterative reduction, late-move
 //         reductions and pruning, SEE pruning, check and single-reply
 //         extensions.
 // Step 3. Quiescence search on captures (and, in check or with a draughts
@@ -419,11 +419,46 @@ Value Worker<G>::search(Stack* ss, Value alpha, Value beta, Depth depth, bool cu
         if (v >= beta) return v >= kValueMateInMaxPly ? beta : v;
       }
     }
+    // Step 5. ProbCut (chess): a capture that wins enough by exchange and
+    // whose reduced search beats beta by a margin shows the node fails high.
+    // Not in draughts, where a capture is forced rather than chosen.
+    if constexpr (G::kHasNullMove) {
+      const Value probcut_beta = beta + 180 - 60 * improving;
+      if (depth >= 5 && std::abs(beta) < kValueMateInMaxPly &&
+          !(tt_value != kValueNone && tte.depth >= depth - 3 && tt_value < probcut_beta)) {
+        Move captures[G::kMaxMoves];
+        int capture_scores[G::kMaxMoves];
+        const int n = int(G::generate_tactical(pos_, captures) - captures);
+        for (int i = 0; i < n; ++i) capture_scores[i] = G::capture_score(pos_, captures[i]);
+        for (int picked = 0; picked < n; ++picked) {
+          int b = picked;
+          for (int i = picked + 1; i < n; ++i)
+            if (capture_scores[i] > capture_scores[b]) b = i;
+          std::swap(captures[picked], captures[b]);
+          std::swap(capture_scores[picked], capture_scores[b]);
+          const Move m = captures[picked];
+          if (!G::see_ge(pos_, m, probcut_beta - ss->static_eval)) continue;
+          ss->current_move = m;
+          if constexpr (continuation_size<G>() > 0) ss->cont_index = G::continuation_index(pos_, m);
+          G::do_move(pos_, m);
+          Value v = -qsearch<false>(ss + 1, -probcut_beta, -probcut_beta + 1);
+          if (v >= probcut_beta)
+            v = -search<false>(ss + 1, -probcut_beta, -probcut_beta + 1, depth - 4, !cut_node);
+          G::undo_move(pos_, m);
+          if (shared_.stop.load(std::memory_order_relaxed)) return kValueZero;
+          if (v >= probcut_beta) {
+            shared_.tt.store(key, tt::value_to_tt(v, ply), false, BoundLower, depth - 3,
+                             G::move_code(m), ss->static_eval);
+            return v;
+          }
+        }
+      }
+    }
   }
-  // Step 5. Internal iterative reduction: without a table move, search less.
+  // Step 6. Internal iterative reduction: without a table move, search less.
   if (!root && depth >= 4 && tt_code == 0 && (Pv || cut_node)) --depth;
 
-  // Step 6. Moves, scored: table move, good tactical moves, killers, quiet
+  // Step 7. Moves, scored: table move, good tactical moves, killers, quiet
   // moves by history, bad tactical moves.
   Move moves[G::kMaxMoves];
   int scores[G::kMaxMoves];
@@ -475,7 +510,7 @@ Value Worker<G>::search(Stack* ss, Value alpha, Value beta, Depth depth, bool cu
     const bool tactical = G::is_tactical(pos_, m);
     const bool killer = m == ss->killers[0] || m == ss->killers[1];
 
-    // Step 7. Pruning of late and losing moves at low depth; never of checks
+    // Step 8. Pruning of late and losing moves at low depth; never of checks
     // (asked last: it costs the most).
     if (!root && best_value > kValueMatedInMaxPly) {
       const bool late_quiet =
@@ -495,13 +530,13 @@ Value Worker<G>::search(Stack* ss, Value alpha, Value beta, Depth depth, bool cu
     G::do_move(pos_, m);
     if constexpr (!HasKeyAfter<G>) shared_.tt.prefetch(G::key(pos_));
     const bool gives_check = G::in_check(pos_);
-    // Step 8. Extensions: checks (bounded so lines cannot grow forever) and
+    // Step 9. Extensions: checks (bounded so lines cannot grow forever) and
     // forced replies.
     const Depth extension = (gives_check || single_reply) && ply < 2 * root_depth_ ? 1 : 0;
     const Depth new_depth = depth - 1 + extension;
 
     Value value;
-    // Step 9. Late-move reductions, then principal-variation search.
+    // Step 10. Late-move reductions, then principal-variation search.
     if (depth >= 2 && move_count > 1 + int(Pv) && (!tactical || scores[picked] < 0)) {
       int r = detail::reduction(depth, move_count);
       r += !Pv + cut_node - improving - killer - int(gives_check);
