@@ -163,14 +163,14 @@ template <Color Us, bool kTrace>
 Score pawn_structure(Bitboard our_pawns, Bitboard their_pawns, Bitboard& passed, EvalTrace* trace) {
   constexpr Color Them = ~Us;
   Score s;
+  const Bitboard their_attacks = pawn_attacks_bb<Them>(their_pawns);
   {
     // Space: central files, our second to fourth ranks, not hit by their pawns.
     constexpr Direction Down = Us == White ? South : North;
     constexpr Bitboard kCenterFiles = file_bb(2) | file_bb(3) | file_bb(4) | file_bb(5);
     constexpr Bitboard kOurSide =
         Us == White ? rank_bb(1) | rank_bb(2) | rank_bb(3) : rank_bb(6) | rank_bb(5) | rank_bb(4);
-    const Bitboard safe =
-        kCenterFiles & kOurSide & ~our_pawns & ~pawn_attacks_bb<Them>(their_pawns);
+    const Bitboard safe = kCenterFiles & kOurSide & ~our_pawns & ~their_attacks;
     Bitboard behind = our_pawns;
     behind |= shift<Down>(behind);
     behind |= shift<Down>(shift<Down>(behind));
@@ -184,7 +184,7 @@ Score pawn_structure(Bitboard our_pawns, Bitboard their_pawns, Bitboard& passed,
     if (!(our_pawns & adjacent))
       KIBITZ_EVAL_TERM(isolated_pawn, 1);
     else if (!(our_pawns & adjacent & ~forward_files(Us, sq)) &&
-             (pawn_attacks_bb<Them>(their_pawns) & square_bb(sq + pawn_push(Us))))
+             (their_attacks & square_bb(sq + pawn_push(Us))))
       KIBITZ_EVAL_TERM(backward_pawn, 1);
     if (our_pawns & file_bb(f) & forward_files(Us, sq)) KIBITZ_EVAL_TERM(doubled_pawn, 1);
     if (our_pawns & adjacent & (rank_bb(rank_of(sq)) | rank_bb(rank_of(sq - pawn_push(Us)))))

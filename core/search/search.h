@@ -214,6 +214,18 @@ inline int reduction(Depth depth, int move_count) {
   return reductions()[std::min(depth, 63)][std::min(move_count, 63)];
 }
 
+// One step of a selection sort: brings the best-scored of moves[picked..count)
+// to `picked` (the first of equal scores wins) and returns it.
+template <class Move>
+Move pick_best(Move* moves, int* scores, int picked, int count) {
+  int b = picked;
+  for (int i = picked + 1; i < count; ++i)
+    if (scores[i] > scores[b]) b = i;
+  std::swap(moves[picked], moves[b]);
+  std::swap(scores[picked], scores[b]);
+  return moves[picked];
+}
+
 }  // namespace detail
 
 template <Game G>
@@ -431,12 +443,7 @@ Value Worker<G>::search(Stack* ss, Value alpha, Value beta, Depth depth, bool cu
         const int n = int(G::generate_tactical(pos_, captures) - captures);
         for (int i = 0; i < n; ++i) capture_scores[i] = G::capture_score(pos_, captures[i]);
         for (int picked = 0; picked < n; ++picked) {
-          int b = picked;
-          for (int i = picked + 1; i < n; ++i)
-            if (capture_scores[i] > capture_scores[b]) b = i;
-          std::swap(captures[picked], captures[b]);
-          std::swap(capture_scores[picked], capture_scores[b]);
-          const Move m = captures[picked];
+          const Move m = detail::pick_best(captures, capture_scores, picked, n);
           if (!G::see_ge(pos_, m, probcut_beta - ss->static_eval)) continue;
           ss->current_move = m;
           if constexpr (continuation_size<G>() > 0) ss->cont_index = G::continuation_index(pos_, m);
@@ -493,13 +500,7 @@ Value Worker<G>::search(Stack* ss, Value alpha, Value beta, Depth depth, bool cu
   (ss + 1)->killers[0] = (ss + 1)->killers[1] = Move{};
 
   for (int picked = 0; picked < count; ++picked) {
-    // Selection sort step: the best remaining move.
-    int b = picked;
-    for (int i = picked + 1; i < count; ++i)
-      if (scores[i] > scores[b]) b = i;
-    std::swap(moves[picked], moves[b]);
-    std::swap(scores[picked], scores[b]);
-    const Move m = moves[picked];
+    const Move m = detail::pick_best(moves, scores, picked, count);
 
     if (root) {  // only the root moves of this MultiPV line (and searchmoves)
       const auto first = root_moves_.begin() + pv_idx_, last = root_moves_.begin() + pv_last_;
@@ -679,12 +680,7 @@ Value Worker<G>::qsearch(Stack* ss, Value alpha, Value beta) {
 
   Move best_move{};
   for (int picked = 0; picked < count; ++picked) {
-    int b = picked;
-    for (int i = picked + 1; i < count; ++i)
-      if (scores[i] > scores[b]) b = i;
-    std::swap(moves[picked], moves[b]);
-    std::swap(scores[picked], scores[b]);
-    const Move m = moves[picked];
+    const Move m = detail::pick_best(moves, scores, picked, count);
     if constexpr (HasKeyAfter<G>) shared_.tt.prefetch(G::key_after(pos_, m));
     // Losing captures cannot raise a standing pat.
     if (stand_pat && !G::see_ge(pos_, m, 0)) continue;
