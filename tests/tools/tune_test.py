@@ -5,7 +5,12 @@ whatever the number of threads, and tune lowers the training loss
 and writes a weights header with one {mg, eg} pair per term of the header
 compiled in (so the written file can replace it).
 
-usage: tune_test.py <kibitz-tune> <source dir>
+The chess data is then scored again by tools/tune/label_stockfish.py,
+with Kibitz itself as the engine (the suite does not install Stockfish):
+every second line kept, FEN and result unchanged, the score from White's
+side (so agreeing in sign with datagen's own where either is clear).
+
+usage: tune_test.py <kibitz-tune> <source dir> <kibitz>
 """
 import os
 import re
@@ -13,7 +18,7 @@ import subprocess
 import sys
 import tempfile
 
-TUNE, SOURCE = sys.argv[1], sys.argv[2]
+TUNE, SOURCE, KIBITZ = sys.argv[1], sys.argv[2], sys.argv[3]
 PAIR = re.compile(r"\{(-?\d+), (-?\d+)\}")
 
 
@@ -56,6 +61,32 @@ def check_game(game, tmp):
     assert f"KIBITZ_NAMESPACE({game})" in written and "kEvalWeights" in written, written
     assert len(PAIR.findall(written)) == len(PAIR.findall(compiled)), f"{game}: term count"
     print(f"{game}: {len(lines)} positions, results {sorted(results)}, loss {before} -> {last}")
+    if game == "chess":
+        check_labels(data, lines, tmp)
+
+
+def check_labels(data, lines, tmp):
+    out = os.path.join(tmp, "labelled.txt")
+    p = subprocess.run([sys.executable, os.path.join(SOURCE, "tools", "tune", "label_stockfish.py"),
+                        "--engine", f"{KIBITZ} uci", "--nodes", "2000", "--stride", "2",
+                        "--out", out, data], capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stderr
+    labelled = open(out).read().splitlines()
+    kept = lines[::2]
+    assert len(labelled) == len(kept), f"{len(labelled)} lines for {len(kept)}"
+    clear = agree = black = 0
+    for old, new in zip(kept, labelled):
+        fen, result, own = old.split(";")
+        nfen, nresult, score = new.split(";")
+        assert (nfen, nresult) == (fen, result), (old, new)
+        own, score = int(own), int(score)
+        black += fen.split()[1] == "b"
+        if abs(own) >= 150 and abs(score) >= 150:
+            clear += 1
+            agree += (own > 0) == (score > 0)
+    assert black > 0 and clear >= 5, f"{black} black to move, {clear} clear"
+    assert agree >= 0.9 * clear, f"signs agree in {agree} of {clear}"
+    print(f"labels: {len(labelled)} lines, signs agree in {agree} of {clear}")
 
 
 with tempfile.TemporaryDirectory() as tmp:
