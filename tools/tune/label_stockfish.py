@@ -21,6 +21,61 @@ import sys
 import time
 
 
+def kept_lines(paths, stride):
+    """Every stride-th well-formed line of each file, as (fen, result)."""
+    for path in paths:
+        with open(path) as f:
+            for i, line in enumerate(f):
+                parts = line.rstrip("\n").split(";")
+                if i % stride == 0 and len(parts) == 3:
+                    yield parts[0], parts[1]
+
+
+class Engine:
+    def __init__(self, command):
+        self.command = command
+        self.proc = subprocess.Popen(shlex.split(command), stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, text=True, bufsize=1)
+        self.send("uci")
+        self.read_until("uciok")
+        self.send("setoption name Threads value 1")
+        self.send("setoption name Hash value 16")
+        self.send("isready")
+        self.read_until("readyok")
+
+    def send(self, cmd):
+        self.proc.stdin.write(cmd + "\n")
+
+    def read_until(self, first_word, on_line=None):
+        while True:
+            line = self.proc.stdout.readline()
+            if not line:
+                sys.exit(f"label_stockfish: {self.command} exited")
+            words = line.split()
+            if words[:1] == [first_word]:
+                return
+            if on_line:
+                on_line(words)
+
+    def score(self, fen, nodes):
+        """The last score of a search of `nodes`, from White's side; None if none."""
+        found = []
+
+        def on_line(words):
+            if words[:1] == ["info"] and "score" in words:
+                k = words.index("score")
+                kind, value = words[k + 1], int(words[k + 2])
+                found.append(value if kind == "cp" else (3000 if value > 0 else -3000))
+
+        self.send("position fen " + fen)
+        self.send(f"go nodes {nodes}")
+        self.read_until("bestmove", on_line)
+        if not found:
+            return None
+        # The engine's score is the side to move's.
+        return -found[-1] if fen.split()[1] == "b" else found[-1]
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("inputs", nargs="+", help="datagen files (FEN;RESULT;SCORE)")
@@ -31,67 +86,24 @@ def main():
     ap.add_argument("--stride", type=int, default=1)
     ap.add_argument("--limit", type=int, default=0, help="stop after this many (0: all)")
     a = ap.parse_args()
+    if a.stride < 1 or a.nodes < 1:
+        ap.error("--stride and --nodes must be at least 1")
 
-    eng = subprocess.Popen(shlex.split(a.engine), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                           text=True, bufsize=1)
-
-    def send(cmd):
-        eng.stdin.write(cmd + "\n")
-
-    def wait_for(prefix):
-        while True:
-            line = eng.stdout.readline()
-            if not line:
-                sys.exit(f"label_stockfish: {a.engine} exited")
-            if line.startswith(prefix):
-                return line
-
-    send("uci")
-    wait_for("uciok")
-    send("setoption name Threads value 1")
-    send("setoption name Hash value 16")
-    send("isready")
-    wait_for("readyok")
-
+    engine = Engine(a.engine)
     start, written = time.time(), 0
     with open(a.out, "w", buffering=1) as out:
-        for path in a.inputs:
-            with open(path) as f:
-                for i, line in enumerate(f):
-                    if i % a.stride:
-                        continue
-                    parts = line.rstrip("\n").split(";")
-                    if len(parts) != 3:
-                        continue
-                    fen, result = parts[0], parts[1]
-                    send("position fen " + fen)
-                    send(f"go nodes {a.nodes}")
-                    score = None
-                    while True:
-                        reply = eng.stdout.readline()
-                        if not reply:
-                            sys.exit(f"label_stockfish: {a.engine} exited")
-                        words = reply.split()
-                        if words[:1] == ["info"] and "score" in words:
-                            k = words.index("score")
-                            kind, value = words[k + 1], int(words[k + 2])
-                            score = value if kind == "cp" else (3000 if value > 0 else -3000)
-                        elif words[:1] == ["bestmove"]:
-                            break
-                    if score is None:
-                        continue
-                    if fen.split()[1] == "b":  # the engine's score is the side to move's
-                        score = -score
-                    out.write(f"{fen};{result};{score}\n")
-                    written += 1
-                    if written % 20000 == 0:
-                        print(f"{written} positions, {time.time() - start:.0f} s",
-                              file=sys.stderr, flush=True)
-                    if a.limit and written >= a.limit:
-                        break
-            if a.limit and written >= a.limit:
+        for fen, result in kept_lines(a.inputs, a.stride):
+            score = engine.score(fen, a.nodes)
+            if score is None:
+                continue
+            out.write(f"{fen};{result};{score}\n")
+            written += 1
+            if written % 20000 == 0:
+                print(f"{written} positions, {time.time() - start:.0f} s", file=sys.stderr,
+                      flush=True)
+            if written == a.limit:
                 break
-    send("quit")
+    engine.send("quit")
     print(f"label_stockfish: {written} positions written to {a.out}", file=sys.stderr)
 
 
