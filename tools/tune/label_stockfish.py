@@ -59,21 +59,22 @@ class Engine:
 
     def score(self, fen, nodes):
         """The last score of a search of `nodes`, from White's side; None if none."""
-        found = []
+        last = None
 
         def on_line(words):
+            nonlocal last
             if words[:1] == ["info"] and "score" in words:
                 k = words.index("score")
                 kind, value = words[k + 1], int(words[k + 2])
-                found.append(value if kind == "cp" else (3000 if value > 0 else -3000))
+                last = value if kind == "cp" else (3000 if value > 0 else -3000)
 
         self.send("position fen " + fen)
         self.send(f"go nodes {nodes}")
         self.read_until("bestmove", on_line)
-        if not found:
+        if last is None:
             return None
         # The engine's score is the side to move's.
-        return -found[-1] if fen.split()[1] == "b" else found[-1]
+        return -last if fen.split()[1] == "b" else last
 
 
 def main():
