@@ -110,7 +110,10 @@ void WsSession::on_read(beast::error_code ec, size_t) {
         nullptr, "rate_limited",
         "more than " + std::to_string(ctx_.config.ws_messages_per_second) + " messages per second");
   } else {
-    strikes_ = 0;
+    // An accepted message takes back one refusal only: a client that keeps
+    // sending over the limit is closed however fast this server reads (a
+    // slow reader refills tokens between the messages of a flood).
+    strikes_ = std::max(0, strikes_ - 1);
     // A message whose handling throws is answered with an internal error
     // for its id; the connection reads on.
     handling_id_ = nullptr;

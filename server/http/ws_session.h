@@ -91,7 +91,7 @@ class WsSession : public Session, public std::enable_shared_from_this<WsSession>
   // Token bucket on incoming messages.
   double tokens_ = 0;
   SteadyClock::time_point refilled_;
-  int strikes_ = 0;  // messages refused in a row
+  int strikes_ = 0;  // messages refused, less those accepted since (at least 0)
 };
 
 }  // namespace kibitz::server

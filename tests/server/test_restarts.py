@@ -387,12 +387,27 @@ class Client(threading.Thread):
 
 
 def thread_stacks(pid):
-    """The server's thread stacks, for a hang report (gdb if present)."""
+    """The server's thread stacks, for a hang report (gdb if present): the
+    main thread's whole, the others' innermost frames only, so that a report
+    cut short (CI keeps a part of the output) still shows where each was."""
     try:
-        return subprocess.run(["gdb", "-p", str(pid), "-batch", "-ex", "thread apply all bt"],
-                              capture_output=True, text=True, timeout=60).stdout[-20000:]
+        text = subprocess.run(["gdb", "-p", str(pid), "-batch", "-ex", "thread apply all bt"],
+                              capture_output=True, text=True, timeout=60).stdout
     except (OSError, subprocess.TimeoutExpired):
         return "(no gdb)"
+    threads, current = [], None
+    for line in text.splitlines():
+        if line.startswith("Thread "):
+            current = [line]
+            threads.append(current)
+        elif current is not None and line.startswith("#"):
+            current.append("  " + line[:160])
+    if not threads:
+        return text[-8000:]
+    main = [t for t in threads if "(LWP %d)" % pid in t[0]]
+    others = [t for t in threads if t not in main]
+    return "\n".join("\n".join(t) for t in main) + "\n" + "\n".join(
+        "\n".join(t[:9]) for t in others)
 
 
 class DrainedServer(Server):
@@ -491,10 +506,12 @@ class RestartsTest(unittest.TestCase):
         summary["moments"]["%s %s" % (sig.name, moment)] += 1
         if failures:
             log = s.log()
-            return ("iteration %d (%s) failed:\n  %s\nreproduce: KIBITZ_RESTARTS_SEED=%d KIBITZ_RESTARTS_ONLY=%d "
-                    "KIBITZ_BIN=%s /usr/bin/python3 %s\nserver log (last 4000 characters):\n%s"
-                    % (number, plan, "\n  ".join(failures), SEED, number, KIBITZ, os.path.abspath(__file__),
-                       log[-4000:]))
+            # The log before the failures: a hang's thread stacks are long.
+            return ("iteration %d (%s) failed\nreproduce: KIBITZ_RESTARTS_SEED=%d KIBITZ_RESTARTS_ONLY=%d "
+                    "KIBITZ_BIN=%s /usr/bin/python3 %s\nserver log (last 4000 characters):\n%s\n"
+                    "failures:\n  %s"
+                    % (number, plan, SEED, number, KIBITZ, os.path.abspath(__file__), log[-4000:],
+                       "\n  ".join(failures)))
         return None
 
     def test_restarts(self):

@@ -194,6 +194,8 @@ class WsTest(unittest.TestCase):
         self.assertEqual(self.run_ws(go), 1007)
 
     def test_flood_gets_errors_then_close(self):
+        # 400 messages at once against 50 a second: closed however fast the
+        # server reads them (under a sanitizer, tokens refill between them).
         async def go(ws):
             errors = 0
             try:
@@ -205,11 +207,38 @@ class WsTest(unittest.TestCase):
                         errors += 1
             except websockets.ConnectionClosed:
                 pass
+            except asyncio.TimeoutError:
+                self.fail("%d rate_limited errors, then neither a message nor a close for %d s"
+                          % (errors, TIMEOUT))
             await ws.wait_closed()
             return errors, ws.close_code
         errors, code = self.run_ws(go)
         self.assertGreater(errors, 0)
         self.assertEqual(code, 1008)
+
+    def test_steady_overuse_is_closed(self):
+        # Five messages every 20 ms against 50 a second, answers read as they
+        # come: one in five is accepted, which must not forgive the four
+        # refused before it.
+        async def go(ws):
+            async def read_all():
+                try:
+                    while True:
+                        await recv(ws)
+                except websockets.ConnectionClosed:
+                    pass
+            reader = asyncio.create_task(read_all())
+            try:
+                for _ in range(500):  # 10 s
+                    for _ in range(5):
+                        await ws.send(json.dumps({"type": "stop", "id": "none"}))
+                    await asyncio.sleep(0.02)
+                self.fail("still open after 2,500 messages at 250 a second")
+            except websockets.ConnectionClosed:
+                pass
+            await asyncio.wait_for(reader, TIMEOUT)
+            return ws.close_code
+        self.assertEqual(self.run_ws(go), 1008)
 
     def test_slow_reader_gets_coalesced_updates(self):
         # Many searches' worth of iterations while the client does not read:
