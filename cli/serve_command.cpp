@@ -38,6 +38,9 @@ struct ServeOptions {
 };
 
 int run_serve(const ServeOptions& o) {
+  // Before any thread starts (logging, store, search pool, I/O): SIGINT and
+  // SIGTERM then wait for the server's own thread to take them.
+  server::Server::block_shutdown_signals();
   auto loaded = server::load_config(o.config_file);
   if (!loaded) {
     std::fprintf(stderr, "kibitz serve: %s\n", loaded.error().c_str());

@@ -4,6 +4,7 @@ WebSockets with 1001, answers requests in progress, and exits 0 quickly."""
 import asyncio
 import json
 import os
+import signal
 import socket
 import sys
 import threading
@@ -71,6 +72,20 @@ class ShutdownTest(unittest.TestCase):
         finally:
             s.kill()
 
+
+    def test_sigterm_blocked_by_the_parent(self):
+        # The server takes SIGTERM synchronously (sigtimedwait) on a thread of
+        # its own, every thread blocking it, so it is never lost to a handler
+        # on another thread; a server whose parent started it with SIGTERM
+        # blocked stops on it too, with exit status 0.
+        s = Server(preexec_fn=lambda: signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM}))
+        s.start()
+        try:
+            code, _ = s.terminate(timeout=30)
+            self.assertEqual(code, 0, s.log())
+            self.assertTrue(wait_until(lambda: "signal 15: shutting down" in s.log()), s.log())
+        finally:
+            s.kill()
 
 if __name__ == "__main__":
     unittest.main(verbosity=2)
