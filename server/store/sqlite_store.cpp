@@ -437,9 +437,12 @@ class SqliteStore final : public Store {
   // The library's size is the pages its rows take in the file (table and
   // indexes, as dbstat counts them). Measuring that reads every page, so it
   // is estimated from the rows' payload and the last measured ratio, and
-  // measured only when the estimate passes the cap. Over the cap, the least
-  // recently used rows go until the library is at 3/4 of it, and the freed
-  // pages are given back to the file system.
+  // measured after each batch once the estimate passes 7/8 of the cap: the
+  // ratio of new rows is not the average's (one page more than the cap was
+  // seen with an estimate under it), and an eighth of slack is more than
+  // that error. Over the cap, the least recently used rows go until the
+  // library is at 3/4 of it, and the freed pages are given back to the file
+  // system.
   void evict() {
     SQLite::Database& db = writer_.db;
     auto file_bytes = [&] {
@@ -455,7 +458,7 @@ class SqliteStore final : public Store {
     };
     const auto cap = int64_t(cap_bytes_);
     int64_t used = int64_t(double(payload_) * ratio_);
-    if (used > cap) {
+    if (used > cap - cap / 8) {
       count_rows();
       used = file_bytes();
       if (payload_ > 0) ratio_ = std::max(1.0, double(used) / double(payload_));
