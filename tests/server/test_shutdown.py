@@ -72,7 +72,6 @@ class ShutdownTest(unittest.TestCase):
         finally:
             s.kill()
 
-
     def test_sigterm_blocked_by_the_parent(self):
         # The server takes SIGTERM synchronously (sigtimedwait) on a thread of
         # its own, every thread blocking it, so it is never lost to a handler
@@ -86,6 +85,7 @@ class ShutdownTest(unittest.TestCase):
             self.assertTrue(wait_until(lambda: "signal 15: shutting down" in s.log()), s.log())
         finally:
             s.kill()
+
 
 if __name__ == "__main__":
     unittest.main(verbosity=2)
