@@ -138,6 +138,7 @@ class Worker {
     bool in_check;
     bool null_tried;
     int cont_index;  // G::continuation_index of current_move; -1: none (null move, before the root)
+    bool tactical;   // current_move is a capture (or a draughts crowning)
   };
 
   template <bool Pv>
@@ -446,6 +447,7 @@ Value Worker<G>::search(Stack* ss, Value alpha, Value beta, Depth depth, bool cu
           const Move m = detail::pick_best(captures, capture_scores, picked, n);
           if (!G::see_ge(pos_, m, probcut_beta - ss->static_eval)) continue;
           ss->current_move = m;
+          ss->tactical = true;
           if constexpr (continuation_size<G>() > 0) ss->cont_index = G::continuation_index(pos_, m);
           G::do_move(pos_, m);
           Value v = -qsearch<false>(ss + 1, -probcut_beta, -probcut_beta + 1);
@@ -476,11 +478,13 @@ Value Worker<G>::search(Stack* ss, Value alpha, Value beta, Depth depth, bool cu
   if (count == 0) return root ? kValueZero : G::no_moves_value(pos_, ply);
   const int16_t* cont1 = continuation_row(ss, 1);
   const int16_t* cont2 = continuation_row(ss, 2);
+  bool tt_tactical = false;
   for (int i = 0; i < count; ++i) {
     const Move m = moves[i];
-    if (tt_code && G::move_code(m) == tt_code)
+    if (tt_code && G::move_code(m) == tt_code) {
       scores[i] = 1 << 30;
-    else if (i < tactical_count || G::is_tactical(pos_, m))  // captures; draughts crownings
+      tt_tactical = i < tactical_count || G::is_tactical(pos_, m);
+    } else if (i < tactical_count || G::is_tactical(pos_, m))  // captures; draughts crownings
       scores[i] = G::see_ge(pos_, m, 0) ? (1 << 28) + G::capture_score(pos_, m)
                                         : -(1 << 20) + G::capture_score(pos_, m);
     else if (m == ss->killers[0])
@@ -493,6 +497,7 @@ Value Worker<G>::search(Stack* ss, Value alpha, Value beta, Depth depth, bool cu
   // A forced reply does not cost depth.
   const Depth single_reply = count == 1 ? 1 : 0;
 
+  const Value alpha_in = alpha;
   Value best_value = -kValueInfinite;
   Move best_move{};
   Move quiets[64];
@@ -526,6 +531,7 @@ Value Worker<G>::search(Stack* ss, Value alpha, Value beta, Depth depth, bool cu
 
     if constexpr (HasKeyAfter<G>) shared_.tt.prefetch(G::key_after(pos_, m));
     ss->current_move = m;
+    ss->tactical = tactical;
     if constexpr (continuation_size<G>() > 0) ss->cont_index = G::continuation_index(pos_, m);
     if (Pv) pv_length_[ply + 1] = 0;  // a child searched with a null window leaves no line
     G::do_move(pos_, m);
@@ -534,13 +540,15 @@ Value Worker<G>::search(Stack* ss, Value alpha, Value beta, Depth depth, bool cu
     // Step 9. Extensions: checks (bounded so lines cannot grow forever) and
     // forced replies.
     const Depth extension = (gives_check || single_reply) && ply < 2 * root_depth_ ? 1 : 0;
-    const Depth new_depth = depth - 1 + extension;
+    Depth new_depth = depth - 1 + extension;
 
     Value value;
     // Step 10. Late-move reductions, then principal-variation search.
     if (depth >= 2 && move_count > 1 + int(Pv) && (!tactical || scores[picked] < 0)) {
       int r = detail::reduction(depth, move_count);
       r += !Pv + cut_node - improving - killer - int(gives_check);
+      // A capture as the table move: the quiet moves after it are less likely.
+      if constexpr (continuation_size<G>() > 0) r += !tactical && tt_tactical;  // chess only
       // Less for a quiet move with a good record. With continuation history
       // (chess) the record is the move's ordering score, history plus both
       // continuations, about twice the range (a killer counts as the top of
@@ -553,8 +561,14 @@ Value Worker<G>::search(Stack* ss, Value alpha, Value beta, Depth depth, bool cu
       }
       const Depth d = std::clamp(new_depth - r, 1, new_depth);
       value = -search<false>(ss + 1, -(alpha + 1), -alpha, d, true);
-      if (value > alpha && d < new_depth)
-        value = -search<false>(ss + 1, -(alpha + 1), -alpha, new_depth, !cut_node);
+      if (value > alpha && d < new_depth) {
+        // The reduced search beat alpha: search again a ply deeper when it
+        // beat it by far, a ply shallower when only just.
+        if constexpr (continuation_size<G>() > 0)  // chess only, as tested
+          new_depth += (value > best_value + 40 + 2 * new_depth) - (value < best_value + new_depth);
+        if (d < new_depth)
+          value = -search<false>(ss + 1, -(alpha + 1), -alpha, new_depth, !cut_node);
+      }
     } else if (!Pv || move_count > 1) {
       value = -search<false>(ss + 1, -(alpha + 1), -alpha, new_depth, !cut_node);
     } else {
@@ -596,6 +610,20 @@ Value Worker<G>::search(Stack* ss, Value alpha, Value beta, Depth depth, bool cu
 
   if (best_move != Move{} && best_value >= beta && !G::is_tactical(pos_, best_move))
     update_quiet_stats(ss, best_move, quiets, quiet_count, depth);
+  // Every move failed low: the opponent's quiet move that led here was good
+  // for them, in its continuation history.
+  if constexpr (continuation_size<G>() > 0) {
+    if (!root && best_value <= alpha_in && !(ss - 1)->tactical && (ss - 1)->cont_index >= 0) {
+      const int bonus = std::min(depth * depth * 16, 1600);
+      for (int back : {1, 2}) {
+        const int prev = (ss - 1 - back)->cont_index;
+        if (prev >= 0)
+          apply_bonus(
+              continuation_[size_t(prev) * continuation_size<G>() + size_t((ss - 1)->cont_index)],
+              bonus);
+      }
+    }
+  }
 
   const Bound bound = best_value >= beta            ? BoundLower
                       : (Pv && best_move != Move{}) ? BoundExact
