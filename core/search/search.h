@@ -148,6 +148,10 @@ class Worker {
   void check_limits();
   void update_pv(int ply, Move m);
   void update_quiet_stats(Stack* ss, Move best, const Move* quiets, int count, Depth depth);
+  int continuation_index(Move m) const {
+    if constexpr (continuation_size<G>() > 0) return G::continuation_index(pos_, m);
+    return -1;
+  }
   int& history(Move m) { return history_[G::history_index(pos_, m)]; }
   // Continuation history: how good a move was after the move made `back`
   // plies before it (1: the opponent's last move, 2: our own previous one).
@@ -165,7 +169,10 @@ class Worker {
     }
     return 0;
   }
-  void update_continuation(const Stack* ss, Move m, int bonus);
+  // Moves the continuation entries of the move made at `ss` (its
+  // G::continuation_index `to`; -1: none) after the moves 1 and 2 plies before.
+  void update_continuation(const Stack* ss, int to, int bonus);
+  static int history_bonus(Depth depth) { return std::min(depth * depth * 16, 1600); }
   // A history entry moved towards +-16384 by `bonus`, less the nearer it is.
   template <class T>
   static void apply_bonus(T& h, int bonus) {
@@ -497,7 +504,6 @@ Value Worker<G>::search(Stack* ss, Value alpha, Value beta, Depth depth, bool cu
   // A forced reply does not cost depth.
   const Depth single_reply = count == 1 ? 1 : 0;
 
-  const Value alpha_in = alpha;
   Value best_value = -kValueInfinite;
   Move best_move{};
   Move quiets[64];
@@ -610,20 +616,10 @@ Value Worker<G>::search(Stack* ss, Value alpha, Value beta, Depth depth, bool cu
 
   if (best_move != Move{} && best_value >= beta && !G::is_tactical(pos_, best_move))
     update_quiet_stats(ss, best_move, quiets, quiet_count, depth);
-  // Every move failed low: the opponent's quiet move that led here was good
-  // for them, in its continuation history.
-  if constexpr (continuation_size<G>() > 0) {
-    if (!root && best_value <= alpha_in && !(ss - 1)->tactical && (ss - 1)->cont_index >= 0) {
-      const int bonus = std::min(depth * depth * 16, 1600);
-      for (int back : {1, 2}) {
-        const int prev = (ss - 1 - back)->cont_index;
-        if (prev >= 0)
-          apply_bonus(
-              continuation_[size_t(prev) * continuation_size<G>() + size_t((ss - 1)->cont_index)],
-              bonus);
-      }
-    }
-  }
+  // Every move failed low (none raised alpha): the opponent's quiet move
+  // that led here was good for them, in its continuation history.
+  if (!root && best_move == Move{} && !(ss - 1)->tactical)
+    update_continuation(ss - 1, (ss - 1)->cont_index, history_bonus(depth));
 
   const Bound bound = best_value >= beta            ? BoundLower
                       : (Pv && best_move != Move{}) ? BoundExact
@@ -643,23 +639,23 @@ void Worker<G>::update_quiet_stats(Stack* ss, Move best, const Move* quiets, int
     ss->killers[1] = ss->killers[0];
     ss->killers[0] = best;
   }
-  const int bonus = std::min(depth * depth * 16, 1600);
+  const int bonus = history_bonus(depth);
   apply_bonus(history(best), bonus);
-  update_continuation(ss, best, bonus);
+  update_continuation(ss, continuation_index(best), bonus);
   for (int i = 0; i < count; ++i) {
     apply_bonus(history(quiets[i]), -bonus);
-    update_continuation(ss, quiets[i], -bonus);
+    update_continuation(ss, continuation_index(quiets[i]), -bonus);
   }
 }
 
 template <Game G>
-void Worker<G>::update_continuation(const Stack* ss, Move m, int bonus) {
+void Worker<G>::update_continuation(const Stack* ss, int to, int bonus) {
   if constexpr (continuation_size<G>() > 0) {
-    const size_t to = size_t(G::continuation_index(pos_, m));
+    if (to < 0) return;
     for (int back : {1, 2}) {
       const int prev = (ss - back)->cont_index;
       if (prev < 0) continue;
-      apply_bonus(continuation_[size_t(prev) * continuation_size<G>() + to], bonus);
+      apply_bonus(continuation_[size_t(prev) * continuation_size<G>() + size_t(to)], bonus);
     }
   }
 }
