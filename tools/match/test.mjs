@@ -381,3 +381,30 @@ matchTest('FEN openings are sent as position fen', async () => {
 test('matches against the fake engine', { concurrency: 4 }, async (t) => {
   await Promise.all(matchTests.map(([name, fn]) => t.test(name, fn)));
 });
+
+test('pgn_positions writes the quiet positions of finished games once each', async () => {
+  const pgn = path.join(TMP, 'positions.pgn');
+  // Game 1: 1. e4 d5 2. exd5 (capture) Qxd5 (capture) 3. Nc3 Qe5+ 4. Be2 (in check) 1-0.
+  // Game 2: no result: skipped. Game 3: 1. e4 e5, drawn.
+  fs.writeFileSync(pgn, [
+    '[Event "a"]', '[Result "1-0"]', '', '1. e4 {+0.30/10 0.1s} d5 2. exd5 Qxd5 3. Nc3 Qe5+ 4. Be2 1-0', '',
+    '[Event "b"]', '[Result "*"]', '', '1. e4 e5 *', '',
+    '[Event "c"]', '[Result "1/2-1/2"]', '', '1. e4 e5 1/2-1/2', '',
+  ].join('\n'));
+  const child = spawn(process.execPath, [path.join(HERE, 'pgn_positions.mjs'), pgn], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '', err = '';
+  child.stdout.on('data', (d) => { out += d; });
+  child.stderr.on('data', (d) => { err += d; });
+  const code = await new Promise((resolve) => child.on('close', resolve));
+  assert.equal(code, 0, err);
+  const lines = out.trim().split('\n');
+  const start = new Chess();
+  const after = (...moves) => { const c = new Chess(); for (const m of moves) c.move(m); return c.fen(); };
+  assert.deepEqual(lines, [
+    `${start.fen()};1;0`,                       // before 1. e4
+    `${after('e4')};1;0`,                       // before 1... d5 (2. exd5 and 2... Qxd5 are captures)
+    `${after('e4', 'd5', 'exd5', 'Qxd5')};1;0`, // before 3. Nc3
+    `${after('e4', 'd5', 'exd5', 'Qxd5', 'Nc3')};1;0`, // before 3... Qe5+ (4. Be2 is played in check)
+  ]); // game 3 (1. e4 e5, drawn) passes only through positions written before
+  assert.match(err, /4 positions, 1 games skipped/);
+});
