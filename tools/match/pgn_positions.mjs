@@ -42,8 +42,6 @@ const out = [];
 const seen = new Set();
 for (const file of files) {
   for (const pgn of games(readFileSync(file, 'utf8'))) {
-    const tag = /\[Result "([^"]*)"\]/.exec(pgn);
-    const result = tag && kResults[tag[1]];
     const game = new Chess();
     try {
       game.loadPgn(pgn);
@@ -51,21 +49,22 @@ for (const file of files) {
       ++skipped;
       continue;
     }
+    const result = kResults[game.getHeaders().Result];
     if (!result) {
       ++skipped;
       continue;
     }
-    const fen = /\[FEN "([^"]*)"\]/.exec(pgn);
-    const replay = new Chess(fen ? fen[1] : undefined);
-    for (const move of game.history({ verbose: true })) {
-      const key = replay.fen();
-      if (!replay.inCheck() && !move.captured && !move.promotion && !seen.has(key)) {
-        seen.add(key);
-        out.push(`${key};${result};0`);
+    // Each move knows the position before it; that position is in check
+    // when the move before it gave check (its SAN ends in + or #).
+    const moves = game.history({ verbose: true });
+    moves.forEach((move, i) => {
+      const inCheck = i > 0 ? /[+#]$/.test(moves[i - 1].san) : new Chess(move.before).inCheck();
+      if (!inCheck && !move.captured && !move.promotion && !seen.has(move.before)) {
+        seen.add(move.before);
+        out.push(`${move.before};${result};0`);
         ++written;
       }
-      replay.move(move);
-    }
+    });
     if (out.length > 10000) process.stdout.write(out.splice(0).join('\n') + '\n');
   }
 }
