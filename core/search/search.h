@@ -64,6 +64,7 @@ struct RootMove {
   Value previous_score = -kValueInfinite;
   Bound bound = BoundExact;  // lower/upper when the last search of it failed high/low
   int sel_depth = 0;
+  uint64_t nodes = 0;  // this worker's nodes under the move, every iteration together
   std::vector<Move> pv;
 
   // Sorting: best score first; untouched moves keep their previous order.
@@ -234,6 +235,31 @@ Move pick_best(Move* moves, int* scores, int picked, int count) {
   return moves[picked];
 }
 
+// Moves picked one by one before the rest are sorted (chess).
+constexpr int kPickedBeforeSort = 3;
+
+// Sorts moves[from..count) once by score, best first, equal scores in their
+// present order (the rest of a node's moves after the first few picks: a
+// selection step per move costs a pass over all of them, which at an all-node
+// made picking alone about a sixth of the search's time).
+template <class Move, int kMax>
+void sort_rest(Move* moves, int* scores, int from, int count) {
+  static_assert(kMax <= 256, "the key keeps a move's index in 8 bits");
+  const int n = count - from;
+  int64_t keys[kMax];
+  Move copy[kMax];
+  for (int i = 0; i < n; ++i) {
+    keys[i] = int64_t(scores[from + i]) * 256 + (255 - i);
+    copy[i] = moves[from + i];
+  }
+  std::sort(keys, keys + n, std::greater<>());
+  for (int i = 0; i < n; ++i) {
+    const int64_t k = keys[i];
+    moves[from + i] = copy[255 - int(k & 255)];
+    scores[from + i] = int((k - (k & 255)) / 256);
+  }
+}
+
 }  // namespace detail
 
 template <Game G>
@@ -332,7 +358,17 @@ void Worker<G>::run() {
     if (shared_.time.node_limit_reached(shared_.total_nodes())) break;
     best_move_stable = root_moves_[0].move == last_best ? best_move_stable + 1 : 0;
     last_best = root_moves_[0].move;
-    const double stability = best_move_stable >= 4 ? 0.6 : best_move_stable >= 2 ? 0.85 : 1.3;
+    double stability = best_move_stable >= 4 ? 0.6 : best_move_stable >= 2 ? 0.85 : 1.3;
+    // Effort (chess): the larger the share of this worker's nodes the best
+    // move took, the less a longer search is likely to change it.
+    if constexpr (continuation_size<G>() > 0) {
+      uint64_t all = 0;
+      for (const auto& rm : root_moves_) all += rm.nodes;
+      if (root_depth_ >= 6 && all > 0) {
+        const double best_share = double(root_moves_[0].nodes) / double(all);
+        stability *= std::clamp((1.5 - best_share) * 1.35, 0.5, 1.8);
+      }
+    }
     if (shared_.time.stop_before_next_iteration(stability)) break;
   }
   if (index_ == 0) {
@@ -511,7 +547,14 @@ Value Worker<G>::search(Stack* ss, Value alpha, Value beta, Depth depth, bool cu
   (ss + 1)->killers[0] = (ss + 1)->killers[1] = Move{};
 
   for (int picked = 0; picked < count; ++picked) {
-    const Move m = detail::pick_best(moves, scores, picked, count);
+    // Chess: the first moves are picked one by one (a cut usually comes
+    // early), the rest sorted once. Draughts, with few moves, as tested.
+    if constexpr (continuation_size<G>() > 0)
+      if (picked == detail::kPickedBeforeSort)
+        detail::sort_rest<Move, G::kMaxMoves>(moves, scores, picked, count);
+    const Move m = continuation_size<G>() > 0 && picked >= detail::kPickedBeforeSort
+                       ? moves[picked]
+                       : detail::pick_best(moves, scores, picked, count);
 
     if (root) {  // only the root moves of this MultiPV line (and searchmoves)
       const auto first = root_moves_.begin() + pv_idx_, last = root_moves_.begin() + pv_last_;
@@ -536,6 +579,7 @@ Value Worker<G>::search(Stack* ss, Value alpha, Value beta, Depth depth, bool cu
     }
 
     if constexpr (HasKeyAfter<G>) shared_.tt.prefetch(G::key_after(pos_, m));
+    const uint64_t nodes_before = root ? nodes() : 0;
     ss->current_move = m;
     ss->tactical = tactical;
     if constexpr (continuation_size<G>() > 0) ss->cont_index = G::continuation_index(pos_, m);
@@ -589,6 +633,7 @@ Value Worker<G>::search(Stack* ss, Value alpha, Value beta, Depth depth, bool cu
     if (root) {
       RootMove<G>& rm = *std::find_if(root_moves_.begin(), root_moves_.end(),
                                       [&](const RootMove<G>& r) { return r.move == m; });
+      rm.nodes += nodes() - nodes_before;
       if (move_count == 1 || value > alpha) {
         rm.score = value;
         rm.sel_depth = sel_depth_;
