@@ -254,9 +254,8 @@ void sort_rest(Move* moves, int* scores, int from, int count) {
   }
   std::sort(keys, keys + n, std::greater<>());
   for (int i = 0; i < n; ++i) {
-    const int64_t k = keys[i];
-    moves[from + i] = copy[255 - int(k & 255)];
-    scores[from + i] = int((k - (k & 255)) / 256);
+    moves[from + i] = copy[255 - int(keys[i] & 255)];
+    scores[from + i] = int(keys[i] >> 8);
   }
 }
 
@@ -362,10 +361,9 @@ void Worker<G>::run() {
     // Effort (chess): the larger the share of this worker's nodes the best
     // move took, the less a longer search is likely to change it.
     if constexpr (continuation_size<G>() > 0) {
-      uint64_t all = 0;
-      for (const auto& rm : root_moves_) all += rm.nodes;
-      if (root_depth_ >= 6 && all > 0) {
-        const double best_share = double(root_moves_[0].nodes) / double(all);
+      if (root_depth_ >= 6) {
+        const double best_share =
+            double(root_moves_[0].nodes) / double(std::max<uint64_t>(1, nodes()));
         stability *= std::clamp((1.5 - best_share) * 1.35, 0.5, 1.8);
       }
     }
