@@ -140,6 +140,8 @@ class Worker {
     bool null_tried;
     int cont_index;  // G::continuation_index of current_move; -1: none (null move, before the root)
     bool tactical;   // current_move is a capture (or a draughts crowning)
+    Move excluded;   // the move a singular-extension search leaves out; none: {}
+    int double_extensions;  // moves extended by two plies on the way here
   };
 
   template <bool Pv>
@@ -412,6 +414,10 @@ Value Worker<G>::search(Stack* ss, Value alpha, Value beta, Depth depth, bool cu
   const bool root = Pv && ss->ply == 0;
   const int ply = ss->ply;
   if (depth <= 0) return qsearch<Pv>(ss, alpha, beta);
+  // A singular-extension search of this node without its table move: no
+  // table cutoff or store, no pruning before the moves.
+  const Move excluded = ss->excluded;
+  const bool singular_search = excluded != Move{};
 
   check_limits();
   if (Pv) {
@@ -435,7 +441,7 @@ Value Worker<G>::search(Stack* ss, Value alpha, Value beta, Depth depth, bool cu
   const bool tt_hit = shared_.tt.probe(key, tte);
   const Value tt_value = tt_hit ? tt::value_from_tt(tte.value, ply) : kValueNone;
   const uint16_t tt_code = root ? G::move_code(root_moves_[pv_idx_].move) : tt_hit ? tte.move : 0;
-  if (!Pv && tt_hit && tte.depth >= depth && tt_value != kValueNone &&
+  if (!Pv && !singular_search && tt_hit && tte.depth >= depth && tt_value != kValueNone &&
       (tte.bound & (tt_value >= beta ? BoundLower : BoundUpper)))
     return tt_value;
 
@@ -453,7 +459,7 @@ Value Worker<G>::search(Stack* ss, Value alpha, Value beta, Depth depth, bool cu
   const bool improving = !in_check && ply >= 2 && (ss - 2)->static_eval != kValueNone &&
                          ss->static_eval > (ss - 2)->static_eval;
 
-  if (!Pv && !in_check) {
+  if (!Pv && !in_check && !singular_search) {
     // Step 3. Reverse futility: far above beta at low depth, trust the eval.
     if (depth < 8 && eval - 90 * (depth - improving) >= beta && eval < kValueMateInMaxPly)
       return eval;
@@ -559,6 +565,7 @@ Value Worker<G>::search(Stack* ss, Value alpha, Value beta, Depth depth, bool cu
       if (std::find_if(first, last, [&](const RootMove<G>& r) { return r.move == m; }) == last)
         continue;
     }
+    if (m == excluded) continue;
     ++move_count;
     const bool tactical = G::is_tactical(pos_, m);
     const bool killer = m == ss->killers[0] || m == ss->killers[1];
@@ -576,6 +583,35 @@ Value Worker<G>::search(Stack* ss, Value alpha, Value beta, Depth depth, bool cu
       if ((late_quiet || losing_tactical) && !G::gives_check(pos_, m)) continue;
     }
 
+    // Step 9a. Singular extension (chess): when the table move is a lower
+    // bound and every other move, searched at half depth, fails low against
+    // a margin below it, the table move alone holds the node: search it
+    // deeper. When the others also beat beta, the node fails high (multi-cut);
+    // when the table move's bound alone does, it is searched less.
+    Depth singular_extension = 0;
+    bool singular_tried = false;
+    if constexpr (continuation_size<G>() > 0) {
+      if (!root && !singular_search && depth >= 6 && tt_hit && G::move_code(m) == tt_code &&
+          (tte.bound & BoundLower) && tte.depth >= depth - 3 && tt_value != kValueNone &&
+          std::abs(tt_value) < kValueMateInMaxPly && ply < 2 * root_depth_) {
+        singular_tried = true;
+        const Value singular_beta = tt_value - 2 * depth;
+        ss->excluded = m;
+        const Value v =
+            search<false>(ss, singular_beta - 1, singular_beta, (depth - 1) / 2, cut_node);
+        ss->excluded = Move{};
+        if (shared_.stop.load(std::memory_order_relaxed)) return kValueZero;
+        if (v < singular_beta)
+          singular_extension =
+              !Pv && v < singular_beta - 20 && (ss - 1)->double_extensions < 6 ? 2 : 1;
+        else if (singular_beta >= beta)
+          return singular_beta;
+        else if (tt_value >= beta || cut_node)
+          singular_extension = -1;
+      }
+    }
+    ss->double_extensions = (ss - 1)->double_extensions + (singular_extension == 2);
+
     if constexpr (HasKeyAfter<G>) shared_.tt.prefetch(G::key_after(pos_, m));
     const uint64_t nodes_before = root ? nodes() : 0;
     ss->current_move = m;
@@ -587,7 +623,11 @@ Value Worker<G>::search(Stack* ss, Value alpha, Value beta, Depth depth, bool cu
     const bool gives_check = G::in_check(pos_);
     // Step 9. Extensions: checks (bounded so lines cannot grow forever) and
     // forced replies.
-    const Depth extension = (gives_check || single_reply) && ply < 2 * root_depth_ ? 1 : 0;
+    const Depth check_extension = (gives_check || single_reply) && ply < 2 * root_depth_ ? 1 : 0;
+    const Depth extension = !singular_tried ? check_extension
+                            : singular_extension < 0
+                                ? singular_extension
+                                : std::max(singular_extension, check_extension);
     Depth new_depth = depth - 1 + extension;
 
     Value value;
@@ -661,7 +701,7 @@ Value Worker<G>::search(Stack* ss, Value alpha, Value beta, Depth depth, bool cu
     update_quiet_stats(ss, best_move, quiets, quiet_count, depth);
   // Every move failed low (none raised alpha): the opponent's quiet move
   // that led here was good for them, in its continuation history.
-  if (!root && best_move == Move{} && !(ss - 1)->tactical)
+  if (!root && !singular_search && best_move == Move{} && !(ss - 1)->tactical)
     update_continuation(ss - 1, (ss - 1)->cont_index, history_bonus(depth));
 
   const Bound bound = best_value >= beta            ? BoundLower
@@ -669,7 +709,7 @@ Value Worker<G>::search(Stack* ss, Value alpha, Value beta, Depth depth, bool cu
                                                     : BoundUpper;
   // The root's value is the position's only when every legal move was
   // searched: not for a later MultiPV line, nor for searchmoves.
-  if (!root || (pv_idx_ == 0 && !shared_.restricted_root))
+  if (!singular_search && (!root || (pv_idx_ == 0 && !shared_.restricted_root)))
     shared_.tt.store(key, tt::value_to_tt(best_value, ply), Pv, bound, depth,
                      best_move != Move{} ? G::move_code(best_move) : 0, ss->static_eval);
   return best_value;
