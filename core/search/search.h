@@ -16,8 +16,8 @@
 // Step 1. Iterative deepening with aspiration windows, once per MultiPV line.
 // Step 2. Principal-variation search: table cutoffs, reverse futility and
 //         null-move pruning, ProbCut, internal iterative reduction, late-move
-//         reductions and pruning, SEE pruning, check and single-reply
-//         extensions.
+//         reductions and pruning, SEE pruning, singular (chess), check and
+//         single-reply extensions.
 // Step 3. Quiescence search on captures (and, in check or with a draughts
 //         capture pending, on every legal move: such nodes are never static).
 #pragma once
