@@ -589,12 +589,10 @@ Value Worker<G>::search(Stack* ss, Value alpha, Value beta, Depth depth, bool cu
     // deeper. When the others also beat beta, the node fails high (multi-cut);
     // when the table move's bound alone does, it is searched less.
     Depth singular_extension = 0;
-    bool singular_tried = false;
     if constexpr (continuation_size<G>() > 0) {
       if (!root && !singular_search && depth >= 6 && tt_hit && G::move_code(m) == tt_code &&
           (tte.bound & BoundLower) && tte.depth >= depth - 3 && tt_value != kValueNone &&
           std::abs(tt_value) < kValueMateInMaxPly && ply < 2 * root_depth_) {
-        singular_tried = true;
         const Value singular_beta = tt_value - 2 * depth;
         ss->excluded = m;
         const Value v =
@@ -622,12 +620,10 @@ Value Worker<G>::search(Stack* ss, Value alpha, Value beta, Depth depth, bool cu
     if constexpr (!HasKeyAfter<G>) shared_.tt.prefetch(G::key(pos_));
     const bool gives_check = G::in_check(pos_);
     // Step 9. Extensions: checks (bounded so lines cannot grow forever) and
-    // forced replies.
+    // forced replies; a singular extension counts if larger, or if negative.
     const Depth check_extension = (gives_check || single_reply) && ply < 2 * root_depth_ ? 1 : 0;
-    const Depth extension = !singular_tried ? check_extension
-                            : singular_extension < 0
-                                ? singular_extension
-                                : std::max(singular_extension, check_extension);
+    const Depth extension =
+        singular_extension < 0 ? singular_extension : std::max(singular_extension, check_extension);
     Depth new_depth = depth - 1 + extension;
 
     Value value;
