@@ -41,6 +41,11 @@ struct Game {
     const int promo = m.kind() == MoveKind::Promotion ? kSeeValue[m.promotion_type()] : 0;
     return 8 * (kSeeValue[victim] + promo) - type_of(p.moved_piece(m));
   }
+  // The victim's value; a promotion's gain is unbounded here (never pruned).
+  static int capture_gain(const Position& p, Move m) {
+    if (m.kind() == MoveKind::Promotion) return 100000;
+    return kSeeValue[m.kind() == MoveKind::EnPassant ? Pawn : type_of(p.piece_on(m.to()))];
+  }
   static bool see_ge(const Position& p, Move m, int threshold) {
     return chess::see_ge(p, m, threshold);
   }

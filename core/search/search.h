@@ -47,6 +47,13 @@ constexpr int continuation_size() {
     return 0;
 }
 
+// A game that can tell what a capture wins at most (the victim, a promotion)
+// lets quiescence search skip captures that cannot reach alpha.
+template <class G>
+concept HasCaptureGain = requires(const typename G::Position& p, typename G::Move m) {
+  { G::capture_gain(p, m) } -> std::convertible_to<int>;
+};
+
 // A game that can tell a move's key before making it lets the search fetch
 // the child's table entry early; otherwise it is fetched after the move.
 template <class G>
@@ -164,17 +171,19 @@ class Worker {
     const int prev = (ss - back)->cont_index;
     return prev < 0 ? nullptr : continuation_.data() + size_t(prev) * continuation_size<G>();
   }
-  int continuation_score(const int16_t* cont1, const int16_t* cont2, Move m) const {
+  // Our move four plies back counts at half weight.
+  int continuation_score(const int16_t* cont1, const int16_t* cont2, const int16_t* cont4,
+                         Move m) const {
     if constexpr (continuation_size<G>() > 0) {
-      if (!cont1 && !cont2) return 0;
+      if (!cont1 && !cont2 && !cont4) return 0;
       const size_t i = size_t(G::continuation_index(pos_, m));
-      return (cont1 ? cont1[i] : 0) + (cont2 ? cont2[i] : 0);
+      return (cont1 ? cont1[i] : 0) + (cont2 ? cont2[i] : 0) + (cont4 ? cont4[i] / 2 : 0);
     }
     return 0;
   }
   // Moves the continuation entries of the move made at `ss` (its
-  // G::continuation_index `to`; -1: none) after the moves 1 and 2 plies before.
-  void update_continuation(const Stack* ss, int to, int bonus);
+  // G::continuation_index `to`; -1: none) after the moves 1, 2 and 4 plies before.
+  void update_continuation(const Stack* ss, int to, int bonus, bool four = true);
   static int history_bonus(Depth depth) { return std::min(depth * depth * 16, 1600); }
   // A history entry moved towards +-16384 by `bonus`, less the nearer it is.
   template <class T>
@@ -456,8 +465,12 @@ Value Worker<G>::search(Stack* ss, Value alpha, Value beta, Depth depth, bool cu
     if (tt_value != kValueNone && (tte.bound & (tt_value > eval ? BoundLower : BoundUpper)))
       eval = tt_value;
   }
-  const bool improving = !in_check && ply >= 2 && (ss - 2)->static_eval != kValueNone &&
-                         ss->static_eval > (ss - 2)->static_eval;
+  // Improving: the eval rose since our last move (or the one before it, when
+  // we were in check then).
+  const Value earlier_eval = ply >= 2 && (ss - 2)->static_eval != kValueNone ? (ss - 2)->static_eval
+                             : ply >= 4                                      ? (ss - 4)->static_eval
+                                                                             : kValueNone;
+  const bool improving = !in_check && earlier_eval != kValueNone && ss->static_eval > earlier_eval;
 
   if (!Pv && !in_check && !singular_search) {
     // Step 3. Reverse futility: far above beta at low depth, trust the eval.
@@ -525,6 +538,7 @@ Value Worker<G>::search(Stack* ss, Value alpha, Value beta, Depth depth, bool cu
   if (count == 0) return root ? kValueZero : G::no_moves_value(pos_, ply);
   const int16_t* cont1 = continuation_row(ss, 1);
   const int16_t* cont2 = continuation_row(ss, 2);
+  const int16_t* cont4 = continuation_row(ss, 4);
   bool tt_tactical = false;
   for (int i = 0; i < count; ++i) {
     const Move m = moves[i];
@@ -539,7 +553,7 @@ Value Worker<G>::search(Stack* ss, Value alpha, Value beta, Depth depth, bool cu
     else if (m == ss->killers[1])
       scores[i] = (1 << 27) - 1;
     else
-      scores[i] = history(m) + continuation_score(cont1, cont2, m);
+      scores[i] = history(m) + continuation_score(cont1, cont2, cont4, m);
   }
   // A forced reply does not cost depth.
   const Depth single_reply = count == 1 ? 1 : 0;
@@ -698,7 +712,7 @@ Value Worker<G>::search(Stack* ss, Value alpha, Value beta, Depth depth, bool cu
   // Every move failed low (none raised alpha): the opponent's quiet move
   // that led here was good for them, in its continuation history.
   if (!root && !singular_search && best_move == Move{} && !(ss - 1)->tactical)
-    update_continuation(ss - 1, (ss - 1)->cont_index, history_bonus(depth));
+    update_continuation(ss - 1, (ss - 1)->cont_index, history_bonus(depth), false);
 
   const Bound bound = best_value >= beta            ? BoundLower
                       : (Pv && best_move != Move{}) ? BoundExact
@@ -728,10 +742,11 @@ void Worker<G>::update_quiet_stats(Stack* ss, Move best, const Move* quiets, int
 }
 
 template <Game G>
-void Worker<G>::update_continuation(const Stack* ss, int to, int bonus) {
+void Worker<G>::update_continuation(const Stack* ss, int to, int bonus, bool four) {
   if constexpr (continuation_size<G>() > 0) {
     if (to < 0) return;
-    for (int back : {1, 2}) {
+    for (int back : {1, 2, 4}) {
+      if (back == 4 && !four) break;
       const int prev = (ss - back)->cont_index;
       if (prev < 0) continue;
       apply_bonus(continuation_[size_t(prev) * continuation_size<G>() + size_t(to)], bonus);
@@ -787,6 +802,12 @@ Value Worker<G>::qsearch(Stack* ss, Value alpha, Value beta) {
     if constexpr (HasKeyAfter<G>) shared_.tt.prefetch(G::key_after(pos_, m));
     // Losing captures cannot raise a standing pat.
     if (stand_pat && !G::see_ge(pos_, m, 0)) continue;
+    // Delta pruning (chess): a capture whose victim, with a margin, still
+    // leaves the static evaluation at or below alpha, unless it checks.
+    if constexpr (HasCaptureGain<G>)
+      if (stand_pat && static_eval + G::capture_gain(pos_, m) + 200 <= alpha &&
+          !G::gives_check(pos_, m))
+        continue;
 
     ss->current_move = m;
     if (Pv) pv_length_[ply + 1] = 0;

@@ -25,7 +25,7 @@ class TimeManager {
       // Clock: aim for a share of what is left, never more than it allows.
       const int64_t left = std::max<int64_t>(1, *limits.time_left[us] - limits.move_overhead_ms);
       const int64_t inc = limits.increment[us];
-      const int moves_to_go = limits.movestogo > 0 ? std::min(limits.movestogo, 40) : 35;
+      const int moves_to_go = limits.movestogo > 0 ? std::min(limits.movestogo, 40) : 28;
       const int64_t optimum = left / moves_to_go + inc * 3 / 4;
       const int64_t maximum = std::min(left * 3 / 5, optimum * 5);
       optimum_ms_ = std::clamp<int64_t>(optimum, 1, std::max<int64_t>(1, maximum));
