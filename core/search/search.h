@@ -19,7 +19,8 @@
 //         reductions and pruning, SEE pruning, singular (chess), check and
 //         single-reply extensions.
 // Step 3. Quiescence search on captures (and, in check or with a draughts
-//         capture pending, on every legal move: such nodes are never static).
+//         capture pending, on every legal move: such nodes are never static),
+//         with delta pruning in chess.
 #pragma once
 
 #include <algorithm>
