@@ -36,15 +36,19 @@ struct Game {
   static bool is_tactical(const Position& p, Move m) {
     return p.is_capture(m) || (m.kind() == MoveKind::Promotion && m.promotion_type() == Queen);
   }
+  // The type a capture takes (NoPieceType for a quiet move).
+  static PieceType victim_type(const Position& p, Move m) {
+    return m.kind() == MoveKind::EnPassant ? Pawn : type_of(p.piece_on(m.to()));
+  }
   static int capture_score(const Position& p, Move m) {
-    const PieceType victim = m.kind() == MoveKind::EnPassant ? Pawn : type_of(p.piece_on(m.to()));
+    const PieceType victim = victim_type(p, m);
     const int promo = m.kind() == MoveKind::Promotion ? kSeeValue[m.promotion_type()] : 0;
     return 8 * (kSeeValue[victim] + promo) - type_of(p.moved_piece(m));
   }
   // The victim's value; a promotion's gain is unbounded here (never pruned).
   static int capture_gain(const Position& p, Move m) {
     if (m.kind() == MoveKind::Promotion) return 100000;
-    return kSeeValue[m.kind() == MoveKind::EnPassant ? Pawn : type_of(p.piece_on(m.to()))];
+    return kSeeValue[victim_type(p, m)];
   }
   static bool see_ge(const Position& p, Move m, int threshold) {
     return chess::see_ge(p, m, threshold);

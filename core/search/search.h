@@ -183,8 +183,10 @@ class Worker {
     return 0;
   }
   // Moves the continuation entries of the move made at `ss` (its
-  // G::continuation_index `to`; -1: none) after the moves 1, 2 and 4 plies before.
-  void update_continuation(const Stack* ss, int to, int bonus, bool four = true);
+  // G::continuation_index `to`; -1: none) after the moves 1 and 2 plies
+  // before, and 4 when `with_four_back` (a cutoff's move and the quiets tried
+  // before it; not the fail-low bonus to the opponent's move, as tested).
+  void update_continuation(const Stack* ss, int to, int bonus, bool with_four_back);
   static int history_bonus(Depth depth) { return std::min(depth * depth * 16, 1600); }
   // A history entry moved towards +-16384 by `bonus`, less the nearer it is.
   template <class T>
@@ -735,19 +737,19 @@ void Worker<G>::update_quiet_stats(Stack* ss, Move best, const Move* quiets, int
   }
   const int bonus = history_bonus(depth);
   apply_bonus(history(best), bonus);
-  update_continuation(ss, continuation_index(best), bonus);
+  update_continuation(ss, continuation_index(best), bonus, true);
   for (int i = 0; i < count; ++i) {
     apply_bonus(history(quiets[i]), -bonus);
-    update_continuation(ss, continuation_index(quiets[i]), -bonus);
+    update_continuation(ss, continuation_index(quiets[i]), -bonus, true);
   }
 }
 
 template <Game G>
-void Worker<G>::update_continuation(const Stack* ss, int to, int bonus, bool four) {
+void Worker<G>::update_continuation(const Stack* ss, int to, int bonus, bool with_four_back) {
   if constexpr (continuation_size<G>() > 0) {
     if (to < 0) return;
     for (int back : {1, 2, 4}) {
-      if (back == 4 && !four) break;
+      if (back == 4 && !with_four_back) break;
       const int prev = (ss - back)->cont_index;
       if (prev < 0) continue;
       apply_bonus(continuation_[size_t(prev) * continuation_size<G>() + size_t(to)], bonus);
@@ -801,14 +803,15 @@ Value Worker<G>::qsearch(Stack* ss, Value alpha, Value beta) {
   for (int picked = 0; picked < count; ++picked) {
     const Move m = detail::pick_best(moves, scores, picked, count);
     if constexpr (HasKeyAfter<G>) shared_.tt.prefetch(G::key_after(pos_, m));
-    // Losing captures cannot raise a standing pat.
-    if (stand_pat && !G::see_ge(pos_, m, 0)) continue;
     // Delta pruning (chess): a capture whose victim, with a margin, still
     // leaves the static evaluation at or below alpha, unless it checks.
+    // Asked before the exchange, which costs more.
     if constexpr (HasCaptureGain<G>)
       if (stand_pat && static_eval + G::capture_gain(pos_, m) + 200 <= alpha &&
           !G::gives_check(pos_, m))
         continue;
+    // Losing captures cannot raise a standing pat.
+    if (stand_pat && !G::see_ge(pos_, m, 0)) continue;
 
     ss->current_move = m;
     if (Pv) pv_length_[ply + 1] = 0;
