@@ -478,7 +478,7 @@ Value Worker<G>::search(Stack* ss, Value alpha, Value beta, Depth depth, bool cu
   if (!Pv && !in_check && !singular_search) {
     // Step 3. Reverse futility: far above beta at low depth, trust the eval.
     // The margin a ply: chess 65 cp (as Ethereal's tuned one), draughts 90.
-    const Value rfp_margin = continuation_size<G>() > 0 ? 65 : 90;
+    constexpr Value rfp_margin = continuation_size<G>() > 0 ? 65 : 90;
     if (depth < 8 && eval - rfp_margin * (depth - improving) >= beta && eval < kValueMateInMaxPly)
       return eval;
     // Step 4. Null move: if passing still fails high, the node is a cut node.
