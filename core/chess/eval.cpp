@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "chess/eval_weights.h"
+#include "chess/nn.h"
 
 KIBITZ_NAMESPACE(chess) {
 
@@ -372,7 +373,7 @@ int game_phase(const Position& pos) {
 
 int evaluate(const Position& pos) {
   const int v = finish(pos, evaluate_score<false>(pos, nullptr));
-  return pos.side_to_move() == White ? v : -v;
+  return (pos.side_to_move() == White ? v : -v) + nn_correction(pos);
 }
 
 EvalTraceResult evaluate_with_trace(const Position& pos) {

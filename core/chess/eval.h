@@ -1,7 +1,8 @@
 // Static evaluation of a chess position, in centipawns from the side to
 // move's point of view: material and piece-square tables tapered between
 // middlegame and endgame by the non-pawn material left, plus mobility, king
-// safety, pawn structure and passed pawns.
+// safety, pawn structure and passed pawns; then the learned correction
+// (nn.h) added.
 #pragma once
 
 #include "chess/eval_terms.h"
@@ -12,12 +13,13 @@ KIBITZ_NAMESPACE(chess) {
 int evaluate(const Position& pos);
 
 // For the tuner (tools/tune): how often each term applied (White minus
-// Black), and what the blend made of them. evaluate() from White's side is
-// white_eval = scale * (sum over terms of trace * (mg * phase + eg * (24 -
-// phase)) / 24), up to rounding.
+// Black), and what the blend made of them. The hand-written part of
+// evaluate() (without nn_correction), from White's side, is white_eval =
+// scale * (sum over terms of trace * (mg * phase + eg * (24 - phase)) / 24),
+// up to rounding.
 struct EvalTraceResult {
   EvalTrace trace;
-  int white_eval;  // evaluate() from White's side
+  int white_eval;  // evaluate() less nn_correction(), from White's side
   int phase;       // 0..24
   double scale;    // 1, or 1/4 in a hard-to-win ending
 };

@@ -76,6 +76,9 @@ struct Game {
   static uint64_t key(const Position& p) { return p.key(); }
   static uint64_t key_after(const Position& p, Move m) { return p.key_after(m); }
   static search::Value evaluate(const Position& p) { return chess::evaluate(p); }
+  // The search's own copy of the root keeps the learned evaluation's
+  // accumulator up to date move by move.
+  static void prepare(Position& p) { p.nn_track(); }
   static bool is_draw(const Position& p, int ply) {
     if (p.has_insufficient_material() || p.is_repetition(ply)) return true;
     return p.fifty_move_rule() && (!p.in_check() || has_legal_move(p));

@@ -29,6 +29,8 @@ Position& Position::operator=(const Position& other) {
   std::memcpy(by_color_, other.by_color_, sizeof by_color_);
   std::memcpy(board_, other.board_, sizeof board_);
   psq_ = other.psq_;
+  nn_on_ = other.nn_on_;
+  if (nn_on_) nn_ = other.nn_;
   side_ = other.side_;
   game_ply_ = other.game_ply_;
   idx_ = other.idx_;
@@ -52,6 +54,7 @@ void Position::put_piece(Piece pc, Square s) {
   by_type_[type_of(pc)] |= b;
   by_color_[color_of(pc)] |= b;
   psq_ += kPsq.v[pc][s];
+  if (nn_on_) nn_add(nn_, pc, s);
 }
 
 void Position::remove_piece(Square s) {
@@ -62,6 +65,7 @@ void Position::remove_piece(Square s) {
   by_color_[color_of(pc)] ^= b;
   board_[s] = NoPiece;
   psq_ -= kPsq.v[pc][s];
+  if (nn_on_) nn_remove(nn_, pc, s);
 }
 
 void Position::move_piece(Square from, Square to) {
@@ -73,6 +77,12 @@ void Position::move_piece(Square from, Square to) {
   board_[from] = NoPiece;
   board_[to] = pc;
   psq_ += kPsq.v[pc][to] - kPsq.v[pc][from];
+  if (nn_on_) nn_move(nn_, pc, from, to);
+}
+
+void Position::nn_track() {
+  nn_refresh(nn_, *this);
+  nn_on_ = true;
 }
 
 Bitboard Position::attackers_to(Square s, Bitboard occupied) const {

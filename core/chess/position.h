@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "chess/attacks.h"
+#include "chess/nn.h"
 #include "chess/psq.h"
 #include "chess/zobrist.h"
 #include "common/expected.h"
@@ -95,6 +96,11 @@ class Position {
   // Material plus piece-square values of all pieces, White's minus Black's,
   // kept up to date by every piece placed, removed or moved.
   Score psq() const { return psq_; }
+  // The learned evaluation's accumulator (nn.h), kept up to date by every
+  // piece placed, removed or moved once nn_track() is called (the search
+  // does; perft and the parsers do not pay for it); null until then.
+  void nn_track();
+  const NnAccumulator* nn_accumulator() const { return nn_on_ ? &nn_ : nullptr; }
 
   // Attacks
   Bitboard attackers_to(Square s, Bitboard occupied) const;
@@ -164,6 +170,8 @@ class Position {
   Bitboard by_color_[kColors]{};
   Piece board_[kSquares]{};
   Score psq_;
+  bool nn_on_ = false;
+  NnAccumulator nn_;
   Color side_ = White;
   int game_ply_ = 0;
   int idx_ = 0;

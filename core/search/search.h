@@ -289,6 +289,7 @@ Worker<G>::Worker(Shared<G>& shared, int index)
   completed_ = root_moves_;
   for (auto& st : stack_) st.cont_index = -1;
   for (int i = 0; i < kMaxPly + 3; ++i) stack_[7 + i].ply = i;
+  if constexpr (requires { G::prepare(pos_); }) G::prepare(pos_);
 }
 
 template <Game G>

@@ -8,7 +8,11 @@ compiled in (so the written file can replace it).
 The chess data is then scored again by tools/tune/label_stockfish.py,
 with Kibitz itself as the engine (the suite does not install Stockfish):
 every second line kept, FEN and result unchanged, the score from White's
-side (so agreeing in sign with datagen's own where either is clear).
+side (so agreeing in sign with datagen's own where either is clear); and
+by Stockfish's static evaluation (`--static`; Stockfish comes with the
+suite's packages), the same way. `nn` then trains the learned correction
+on those labels: its training loss falls, and the header it writes holds
+every weight of core/chess/nn.h's NnWeights.
 
 usage: tune_test.py <kibitz-tune> <source dir> <kibitz>
 """
@@ -66,13 +70,35 @@ def check_game(game, tmp):
 
 
 def check_labels(data, lines, tmp):
-    out = os.path.join(tmp, "labelled.txt")
+    check_labelled(data, lines, tmp, ["--engine", f"{KIBITZ} uci", "--nodes", "2000",
+                                      "--stride", "2"], 2)
+    static = check_labelled(data, lines, tmp, ["--engine", "/usr/games/stockfish", "--static"], 1)
+    check_nn(static, tmp)
+
+
+def check_nn(data, tmp):
+    header = os.path.join(tmp, "nn_weights.h")
+    log = run("nn", data, "--epochs", "5", "--batch", "64", "--validation", "0.2",
+              "--out", header)
+    train = [float(x) for x in re.findall(r"epoch \d+ train ([0-9.]+)", log)]
+    assert len(train) == 5 and train[-1] < train[0], log
+    nn_h = open(os.path.join(SOURCE, "core", "chess", "nn.h")).read()
+    inputs = int(re.search(r"kNnInputs = (\d+)", nn_h).group(1))
+    hidden = int(re.search(r"kNnHidden = (\d+)", nn_h).group(1))
+    written = open(header).read()
+    body = written[written.index("kNnWeights = {"):]
+    numbers = re.findall(r"-?\d+", body)
+    assert len(numbers) == inputs * hidden + hidden + 2 * hidden + 1, len(numbers)
+    print(f"nn: training loss {train[0]} -> {train[-1]}, {len(numbers)} weights written")
+
+
+def check_labelled(data, lines, tmp, args, stride):
+    out = os.path.join(tmp, f"labelled-{len(args)}.txt")
     p = subprocess.run([sys.executable, os.path.join(SOURCE, "tools", "tune", "label_stockfish.py"),
-                        "--engine", f"{KIBITZ} uci", "--nodes", "2000", "--stride", "2",
-                        "--out", out, data], capture_output=True, text=True, timeout=600)
+                        *args, "--out", out, data], capture_output=True, text=True, timeout=600)
     assert p.returncode == 0, p.stderr
     labelled = open(out).read().splitlines()
-    kept = lines[::2]
+    kept = lines[::stride]
     assert len(labelled) == len(kept), f"{len(labelled)} lines for {len(kept)}"
     clear = agree = black = 0
     for old, new in zip(kept, labelled):
@@ -86,7 +112,8 @@ def check_labels(data, lines, tmp):
             agree += (own > 0) == (score > 0)
     assert black > 0 and clear >= 5, f"{black} black to move, {clear} clear"
     assert agree >= 0.9 * clear, f"signs agree in {agree} of {clear}"
-    print(f"labels: {len(labelled)} lines, signs agree in {agree} of {clear}")
+    print(f"labels ({' '.join(args)}): {len(labelled)} lines, signs agree in {agree} of {clear}")
+    return out
 
 
 with tempfile.TemporaryDirectory() as tmp:

@@ -76,6 +76,24 @@ class Engine:
         # The engine's score is the side to move's.
         return -last if fen.split()[1] == "b" else last
 
+    def static_score(self, fen):
+        """Stockfish's NNUE evaluation of the position, no search, from White's
+        side in centipawns of its `eval` command (pawns x 100); None if none."""
+        value = None
+
+        def on_line(words):
+            nonlocal value
+            if words[:2] == ["NNUE", "evaluation"] and len(words) > 2:
+                try:
+                    value = round(float(words[2]) * 100)
+                except ValueError:
+                    pass
+
+        self.send("position fen " + fen)
+        self.send("eval")
+        self.read_until("Final", on_line)
+        return value
+
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -85,6 +103,8 @@ def main():
                     help="the engine's command line (e.g. \"build/kibitz uci\")")
     ap.add_argument("--nodes", type=int, default=5000)
     ap.add_argument("--stride", type=int, default=1)
+    ap.add_argument("--static", action="store_true",
+                    help="Stockfish's static NNUE evaluation (its eval command) instead of a search")
     ap.add_argument("--limit", type=int, default=0, help="stop after this many (0: all)")
     a = ap.parse_args()
     if a.stride < 1 or a.nodes < 1:
@@ -94,7 +114,7 @@ def main():
     start, written = time.time(), 0
     with open(a.out, "w", buffering=1) as out:
         for fen, result in kept_lines(a.inputs, a.stride):
-            score = engine.score(fen, a.nodes)
+            score = engine.static_score(fen) if a.static else engine.score(fen, a.nodes)
             if score is None:
                 continue
             out.write(f"{fen};{result};{score}\n")

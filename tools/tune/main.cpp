@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 
 #include "datagen.h"
+#include "nn_trainer.h"
 #include "tuner.h"
 
 int main(int argc, char** argv) {
@@ -42,7 +43,27 @@ int main(int argc, char** argv) {
   tune->add_option("--max-positions", t.max_positions, "Use at most this many positions");
   tune->add_option("--out", t.out, "Header to write the weights to");
 
+  NnOptions n;
+  auto* nn =
+      app.add_subcommand("nn", "Train the chess evaluation's learned correction (core/chess/nn.h)");
+  nn->add_option("data", n.data, "Data files (FEN;RESULT;SCORE lines)")->required();
+  nn->add_option("--lambda", n.lambda, "Weight of the game result (1) against the score (0)")
+      ->check(CLI::Range(0.0, 1.0));
+  nn->add_option("--epochs", n.epochs, "Passes over the data")->check(CLI::PositiveNumber);
+  nn->add_option("--batch", n.batch, "Positions per step")->check(CLI::PositiveNumber);
+  nn->add_option("--rate", n.rate, "Adam step size")->check(CLI::PositiveNumber);
+  nn->add_option("--rate-drop", n.rate_drop, "Factor of the step size after each epoch")
+      ->check(CLI::Range(0.01, 1.0));
+  nn->add_option("--decay", n.decay, "Weight decay, times the step size")
+      ->check(CLI::NonNegativeNumber);
+  nn->add_option("--validation", n.validation, "Share held out")->check(CLI::Range(0.0, 0.5));
+  nn->add_option("--threads", n.threads, "Threads")->check(CLI::Range(1, 256));
+  nn->add_option("--max-positions", n.max_positions, "Use at most this many positions");
+  nn->add_option("--seed", n.seed, "Seed of the initial weights and the shuffles");
+  nn->add_option("--out", n.out, "Header to write the weights to");
+
   CLI11_PARSE(app, argc, argv);
+  if (*nn) return run_nn_trainer(n);
   if (*gen) {
     // A man is worth a third of what a pawn's lead is in chess terms: a
     // draughts game is decided by 4 men, and a random opening a man down is

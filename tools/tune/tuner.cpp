@@ -22,6 +22,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "fit.h"
 #include "model.h"
 
 namespace kibitz::tune {
@@ -43,8 +44,6 @@ struct Data {
   std::vector<float> coef;
 };
 
-double sigmoid(double k, double e) { return 1.0 / (1.0 + std::pow(10.0, -k * e / 400.0)); }
-
 bool load(const TunerOptions& o, const Model& model, Data& d) {
   std::vector<float> scratch;
   size_t bad = 0;
@@ -57,24 +56,15 @@ bool load(const TunerOptions& o, const Model& model, Data& d) {
     std::string line;
     while (std::getline(in, line)) {
       if (o.max_positions && d.entries.size() >= o.max_positions) break;
-      const auto a = line.find(';'), b = line.rfind(';');
-      if (a == std::string::npos || a == b) {
+      const auto parsed = parse_data_line(line);
+      const auto t = parsed ? model.trace(parsed->fen, scratch) : std::nullopt;
+      if (!t) {
         ++bad;
         continue;
       }
-      const auto t = model.trace(std::string_view(line).substr(0, a), scratch);
       Entry e{};
-      bool numbers = true;
-      try {
-        e.result = std::stof(line.substr(a + 1, b - a - 1));
-        e.score = std::stof(line.substr(b + 1));
-      } catch (const std::exception&) {  // not a number
-        numbers = false;
-      }
-      if (!t || !numbers) {
-        ++bad;
-        continue;
-      }
+      e.result = parsed->result;
+      e.score = parsed->score;
       e.first = uint32_t(d.coef.size());
       for (int i = 0; i < model.term_count; ++i)
         if (t->coef[i] != 0.f) d.index.push_back(uint16_t(i)), d.coef.push_back(t->coef[i]);
@@ -186,16 +176,8 @@ int run_tuner(const TunerOptions& o) {
 
   // K: the scale that best fits the results with the weights as they are.
   for (auto& e : d.entries) e.target = e.result;
-  double lo = 0.2, hi = 3.0;
-  for (int it = 0; it < 40; ++it) {
-    const double a = lo + (hi - lo) / 3, b = hi - (hi - lo) / 3;
-    if (loss(d, 0, train_end, w, a, nullptr, o.threads) <
-        loss(d, 0, train_end, w, b, nullptr, o.threads))
-      hi = b;
-    else
-      lo = a;
-  }
-  const double k = (lo + hi) / 2;
+  const double k =
+      fit_k([&](double at) { return loss(d, 0, train_end, w, at, nullptr, o.threads); });
   for (auto& e : d.entries)
     e.target = float(o.lambda * e.result + (1 - o.lambda) * sigmoid(k, e.score));
   const double train0 = loss(d, 0, train_end, w, k, nullptr, o.threads);
