@@ -5,9 +5,12 @@
 
 #include <cmath>
 #include <exception>
+#include <fstream>
+#include <iostream>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace kibitz::tune {
 
@@ -28,6 +31,28 @@ inline std::optional<DataLine> parse_data_line(std::string_view line) {
   } catch (const std::exception&) {  // not a number
     return std::nullopt;
   }
+}
+
+// Reads every line of `paths` until `enough()`, handing each parsed line to
+// `take`, which says whether it kept it. Returns the lines skipped (not
+// parsed, or not kept), or nullopt when a file cannot be opened.
+template <class Enough, class Take>
+std::optional<size_t> read_data(const std::vector<std::string>& paths, const char* tool,
+                                Enough enough, Take take) {
+  size_t bad = 0;
+  for (const auto& path : paths) {
+    std::ifstream in(path);
+    if (!in) {
+      std::cerr << tool << ": cannot open " << path << "\n";
+      return std::nullopt;
+    }
+    std::string line;
+    while (!enough() && std::getline(in, line)) {
+      const auto parsed = parse_data_line(line);
+      if (!parsed || !take(*parsed)) ++bad;
+    }
+  }
+  return bad;
 }
 
 // The predicted score of an evaluation e (centipawns): 1 / (1 + 10^(-k e / 400)).

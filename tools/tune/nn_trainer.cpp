@@ -47,45 +47,31 @@ struct Data {
 };
 
 bool load(const NnOptions& o, Data& d) {
-  size_t bad = 0;
-  for (const auto& path : o.data) {
-    std::ifstream in(path);
-    if (!in) {
-      std::cerr << "nn: cannot open " << path << "\n";
-      return false;
-    }
-    std::string line;
-    while (std::getline(in, line)) {
-      if (o.max_positions && d.samples.size() >= o.max_positions) break;
-      const auto parsed = parse_data_line(line);
-      if (!parsed) {
-        ++bad;
-        continue;
-      }
-      const auto pos = chess::Position::from_fen(parsed->fen);
-      if (!pos) {
-        ++bad;
-        continue;
-      }
-      Sample s{};
-      s.result = parsed->result;
-      s.score = parsed->score;
-      const chess::Color us = pos->side_to_move();
-      s.stm_sign = us == chess::White ? 1 : -1;
-      s.hand = float(chess::evaluate_with_trace(*pos).white_eval * s.stm_sign);
-      s.first = uint32_t(d.inputs.size());
-      for (const chess::Color view : {us, chess::Color(us ^ 1)})
-        for (auto bb = pos->pieces(); bb;) {
-          const auto sq = chess::Square(chess::pop_lsb(bb));
-          const auto p = pos->piece_on(sq);
-          d.inputs.push_back(
-              uint16_t(chess::nn_input(view, chess::color_of(p), chess::type_of(p), sq)));
-        }
-      s.count = uint8_t((d.inputs.size() - s.first) / 2);
-      d.samples.push_back(s);
-    }
-  }
-  std::cerr << "nn: " << d.samples.size() << " positions, " << bad << " lines skipped\n";
+  const auto bad = read_data(
+      o.data, "nn", [&] { return o.max_positions && d.samples.size() >= o.max_positions; },
+      [&](const DataLine& line) {
+        const auto pos = chess::Position::from_fen(line.fen);
+        if (!pos) return false;
+        Sample s{};
+        s.result = line.result;
+        s.score = line.score;
+        const chess::Color us = pos->side_to_move();
+        s.stm_sign = us == chess::White ? 1 : -1;
+        s.hand = float(chess::evaluate_with_trace(*pos).white_eval * s.stm_sign);
+        s.first = uint32_t(d.inputs.size());
+        for (const chess::Color view : {us, chess::Color(us ^ 1)})
+          for (auto bb = pos->pieces(); bb;) {
+            const auto sq = chess::Square(chess::pop_lsb(bb));
+            const auto p = pos->piece_on(sq);
+            d.inputs.push_back(
+                uint16_t(chess::nn_input(view, chess::color_of(p), chess::type_of(p), sq)));
+          }
+        s.count = uint8_t((d.inputs.size() - s.first) / 2);
+        d.samples.push_back(s);
+        return true;
+      });
+  if (!bad) return false;
+  std::cerr << "nn: " << d.samples.size() << " positions, " << *bad << " lines skipped\n";
   return !d.samples.empty();
 }
 

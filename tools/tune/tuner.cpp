@@ -46,36 +46,26 @@ struct Data {
 
 bool load(const TunerOptions& o, const Model& model, Data& d) {
   std::vector<float> scratch;
-  size_t bad = 0;
-  for (const auto& path : o.data) {
-    std::ifstream in(path);
-    if (!in) {
-      std::cerr << "tune: cannot open " << path << "\n";
-      return false;
-    }
-    std::string line;
-    while (std::getline(in, line)) {
-      if (o.max_positions && d.entries.size() >= o.max_positions) break;
-      const auto parsed = parse_data_line(line);
-      const auto t = parsed ? model.trace(parsed->fen, scratch) : std::nullopt;
-      if (!t) {
-        ++bad;
-        continue;
-      }
-      Entry e{};
-      e.result = parsed->result;
-      e.score = parsed->score;
-      e.first = uint32_t(d.coef.size());
-      for (int i = 0; i < model.term_count; ++i)
-        if (t->coef[i] != 0.f) d.index.push_back(uint16_t(i)), d.coef.push_back(t->coef[i]);
-      e.count = uint32_t(d.coef.size()) - e.first;
-      e.mg_share = float(t->scale * t->phase / 24.0);
-      e.eg_share = float(t->scale * (24 - t->phase) / 24.0);
-      d.entries.push_back(e);
-    }
-  }
+  const auto bad = read_data(
+      o.data, "tune", [&] { return o.max_positions && d.entries.size() >= o.max_positions; },
+      [&](const DataLine& line) {
+        const auto t = model.trace(line.fen, scratch);
+        if (!t) return false;
+        Entry e{};
+        e.result = line.result;
+        e.score = line.score;
+        e.first = uint32_t(d.coef.size());
+        for (int i = 0; i < model.term_count; ++i)
+          if (t->coef[i] != 0.f) d.index.push_back(uint16_t(i)), d.coef.push_back(t->coef[i]);
+        e.count = uint32_t(d.coef.size()) - e.first;
+        e.mg_share = float(t->scale * t->phase / 24.0);
+        e.eg_share = float(t->scale * (24 - t->phase) / 24.0);
+        d.entries.push_back(e);
+        return true;
+      });
+  if (!bad) return false;
   std::cerr << "tune: " << d.entries.size() << " positions, " << d.coef.size() << " coefficients, "
-            << bad << " lines skipped\n";
+            << *bad << " lines skipped\n";
   return !d.entries.empty();
 }
 
