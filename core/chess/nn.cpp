@@ -1,10 +1,27 @@
 #include "chess/nn.h"
 
 #include <algorithm>
-#include <cmath>
+#include <cstddef>
 
 #include "chess/nn_weights.h"
 #include "chess/position.h"
+
+// The rows are 64 int16 units: 4 AVX2 registers in the bmi2 variant (whose
+// CPUs have AVX2, core/common/cpu.cpp; only this file's functions are
+// compiled for it, by target attribute), 8 SSE2 ones in the generic variant
+// (every x86-64 has SSE2), or a plain loop elsewhere. Integer sums, so every
+// path gives the same units and output.
+#if defined(KIBITZ_ISA_BMI2)
+#include <immintrin.h>
+#define KIBITZ_NN_AVX2 1
+#define KIBITZ_NN_TARGET __attribute__((target("avx2")))
+#elif defined(__SSE2__)
+#include <emmintrin.h>
+#define KIBITZ_NN_SSE2 1
+#define KIBITZ_NN_TARGET
+#else
+#define KIBITZ_NN_TARGET
+#endif
 
 KIBITZ_NAMESPACE(chess) {
 
@@ -14,30 +31,78 @@ const int16_t* row(Color view, Piece pc, Square s) {
   return kNnWeights.w1[nn_input(view, color_of(pc), type_of(pc), s)];
 }
 
+#if defined(KIBITZ_NN_AVX2)
+using Vec = __m256i;
+constexpr int kLanes = 16;
+KIBITZ_NN_TARGET inline Vec load(const int16_t* p) {
+  return _mm256_load_si256(reinterpret_cast<const Vec*>(p));
+}
+KIBITZ_NN_TARGET inline Vec loadu(const int16_t* p) {
+  return _mm256_loadu_si256(reinterpret_cast<const Vec*>(p));
+}
+KIBITZ_NN_TARGET inline void store(int16_t* p, Vec v) {
+  _mm256_store_si256(reinterpret_cast<Vec*>(p), v);
+}
+KIBITZ_NN_TARGET inline Vec add(Vec a, Vec b) { return _mm256_add_epi16(a, b); }
+KIBITZ_NN_TARGET inline Vec sub(Vec a, Vec b) { return _mm256_sub_epi16(a, b); }
+#elif defined(KIBITZ_NN_SSE2)
+using Vec = __m128i;
+constexpr int kLanes = 8;
+KIBITZ_NN_TARGET inline Vec load(const int16_t* p) {
+  return _mm_load_si128(reinterpret_cast<const Vec*>(p));
+}
+KIBITZ_NN_TARGET inline Vec loadu(const int16_t* p) {
+  return _mm_loadu_si128(reinterpret_cast<const Vec*>(p));
+}
+KIBITZ_NN_TARGET inline void store(int16_t* p, Vec v) {
+  _mm_store_si128(reinterpret_cast<Vec*>(p), v);
+}
+KIBITZ_NN_TARGET inline Vec add(Vec a, Vec b) { return _mm_add_epi16(a, b); }
+KIBITZ_NN_TARGET inline Vec sub(Vec a, Vec b) { return _mm_sub_epi16(a, b); }
+#endif
+
+#if defined(KIBITZ_NN_AVX2) || defined(KIBITZ_NN_SSE2)
+static_assert(kNnHidden % kLanes == 0);
+static_assert(alignof(NnAccumulator) >= sizeof(Vec) && alignof(NnWeights) >= sizeof(Vec));
+static_assert(sizeof(kNnWeights.w1[0]) % sizeof(Vec) == 0);
+static_assert(offsetof(NnWeights, w2) % sizeof(Vec) == 0);
+
+// acc[j] += plus[j] - minus[j] (minus may be null).
+KIBITZ_NN_TARGET inline void update(int16_t* acc, const int16_t* plus, const int16_t* minus) {
+  for (int j = 0; j < kNnHidden; j += kLanes) {
+    Vec v = add(load(acc + j), load(plus + j));
+    if (minus) v = sub(v, load(minus + j));
+    store(acc + j, v);
+  }
+}
+KIBITZ_NN_TARGET inline void take(int16_t* acc, const int16_t* minus) {
+  for (int j = 0; j < kNnHidden; j += kLanes) store(acc + j, sub(load(acc + j), load(minus + j)));
+}
+#else
+KIBITZ_NN_TARGET inline void update(int16_t* acc, const int16_t* plus, const int16_t* minus) {
+  for (int j = 0; j < kNnHidden; ++j) acc[j] = int16_t(acc[j] + plus[j] - (minus ? minus[j] : 0));
+}
+KIBITZ_NN_TARGET inline void take(int16_t* acc, const int16_t* minus) {
+  for (int j = 0; j < kNnHidden; ++j) acc[j] = int16_t(acc[j] - minus[j]);
+}
+#endif
+
 }  // namespace
 
-void nn_add(NnAccumulator& acc, Piece pc, Square s) {
-  for (int v = 0; v < kColors; ++v) {
-    const int16_t* r = row(Color(v), pc, s);
-    for (int j = 0; j < kNnHidden; ++j) acc.v[v][j] = int16_t(acc.v[v][j] + r[j]);
-  }
+KIBITZ_NN_TARGET void nn_add(NnAccumulator& acc, Piece pc, Square s) {
+  for (int v = 0; v < kColors; ++v) update(acc.v[v], row(Color(v), pc, s), nullptr);
 }
 
-void nn_remove(NnAccumulator& acc, Piece pc, Square s) {
-  for (int v = 0; v < kColors; ++v) {
-    const int16_t* r = row(Color(v), pc, s);
-    for (int j = 0; j < kNnHidden; ++j) acc.v[v][j] = int16_t(acc.v[v][j] - r[j]);
-  }
+KIBITZ_NN_TARGET void nn_remove(NnAccumulator& acc, Piece pc, Square s) {
+  for (int v = 0; v < kColors; ++v) take(acc.v[v], row(Color(v), pc, s));
 }
 
-void nn_move(NnAccumulator& acc, Piece pc, Square from, Square to) {
-  for (int v = 0; v < kColors; ++v) {
-    const int16_t *f = row(Color(v), pc, from), *t = row(Color(v), pc, to);
-    for (int j = 0; j < kNnHidden; ++j) acc.v[v][j] = int16_t(acc.v[v][j] + t[j] - f[j]);
-  }
+KIBITZ_NN_TARGET void nn_move(NnAccumulator& acc, Piece pc, Square from, Square to) {
+  for (int v = 0; v < kColors; ++v)
+    update(acc.v[v], row(Color(v), pc, to), row(Color(v), pc, from));
 }
 
-void nn_refresh(NnAccumulator& acc, const Position& pos) {
+KIBITZ_NN_TARGET void nn_refresh(NnAccumulator& acc, const Position& pos) {
   for (int v = 0; v < kColors; ++v)
     std::copy(std::begin(kNnWeights.b1), std::end(kNnWeights.b1), acc.v[v]);
   for (Bitboard b = pos.pieces(); b;) {
@@ -46,16 +111,45 @@ void nn_refresh(NnAccumulator& acc, const Position& pos) {
   }
 }
 
-int nn_output(const int16_t* us, const int16_t* them) {
+KIBITZ_NN_TARGET int nn_output(const int16_t* us, const int16_t* them) {
   const int16_t* w2 = kNnWeights.w2;
   int32_t sum = 0;
+#if defined(KIBITZ_NN_AVX2)
+  // Clipped units times weights, pairs summed into int32 lanes (vpmaddwd:
+  // 256 * 32767 * 2 fits).
+  const Vec zero = _mm256_setzero_si256(), one = _mm256_set1_epi16(kNnQuant);
+  Vec s = zero;
+  for (int j = 0; j < kNnHidden; j += kLanes) {
+    const Vec a = _mm256_min_epi16(_mm256_max_epi16(loadu(us + j), zero), one);
+    const Vec b = _mm256_min_epi16(_mm256_max_epi16(loadu(them + j), zero), one);
+    s = _mm256_add_epi32(s, _mm256_madd_epi16(a, load(w2 + j)));
+    s = _mm256_add_epi32(s, _mm256_madd_epi16(b, load(w2 + kNnHidden + j)));
+  }
+  __m128i h = _mm_add_epi32(_mm256_castsi256_si128(s), _mm256_extracti128_si256(s, 1));
+  h = _mm_add_epi32(h, _mm_shuffle_epi32(h, 0x4E));
+  h = _mm_add_epi32(h, _mm_shuffle_epi32(h, 0xB1));
+  sum = _mm_cvtsi128_si32(h);
+#elif defined(KIBITZ_NN_SSE2)
+  const Vec zero = _mm_setzero_si128(), one = _mm_set1_epi16(kNnQuant);
+  Vec s = zero;
+  for (int j = 0; j < kNnHidden; j += kLanes) {
+    const Vec a = _mm_min_epi16(_mm_max_epi16(loadu(us + j), zero), one);
+    const Vec b = _mm_min_epi16(_mm_max_epi16(loadu(them + j), zero), one);
+    s = _mm_add_epi32(s, _mm_madd_epi16(a, load(w2 + j)));
+    s = _mm_add_epi32(s, _mm_madd_epi16(b, load(w2 + kNnHidden + j)));
+  }
+  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4E));
+  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xB1));
+  sum = _mm_cvtsi128_si32(s);
+#else
   for (int j = 0; j < kNnHidden; ++j)
     sum += int32_t(std::clamp<int16_t>(us[j], 0, kNnQuant)) * w2[j] +
            int32_t(std::clamp<int16_t>(them[j], 0, kNnQuant)) * w2[kNnHidden + j];
+#endif
   return kNnWeights.b2 + sum / (kNnQuant * kNnOutQuant);
 }
 
-int nn_correction(const Position& pos) {
+KIBITZ_NN_TARGET int nn_correction(const Position& pos) {
   const Color us = pos.side_to_move(), them = Color(us ^ 1);
   if (const NnAccumulator* acc = pos.nn_accumulator()) return nn_output(acc->v[us], acc->v[them]);
   NnAccumulator fresh;

@@ -19,7 +19,7 @@ constexpr int kNnHidden = 64;
 constexpr int kNnQuant = 256;    // w1 and b1 are stored times this
 constexpr int kNnOutQuant = 32;  // w2 is stored in centipawns times this
 
-struct NnWeights {
+struct alignas(64) NnWeights {
   int16_t w1[kNnInputs][kNnHidden];
   int16_t b1[kNnHidden];
   // The output in centipawns is b2 + w2 . units, the units clipped to
