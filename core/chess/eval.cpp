@@ -373,7 +373,8 @@ int game_phase(const Position& pos) {
 
 int evaluate(const Position& pos) {
   const int v = finish(pos, evaluate_score<false>(pos, nullptr));
-  return (pos.side_to_move() == White ? v : -v) + nn_correction(pos);
+  return std::clamp((pos.side_to_move() == White ? v : -v) + nn_correction(pos), -kEvalLimit,
+                    kEvalLimit);
 }
 
 EvalTraceResult evaluate_with_trace(const Position& pos) {

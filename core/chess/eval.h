@@ -10,6 +10,12 @@
 
 KIBITZ_NAMESPACE(chess) {
 
+// evaluate() never leaves [-kEvalLimit, kEvalLimit], far inside the
+// search's mate scores (32000 less the ply). The learned correction alone is
+// bounded only by its weights (about 17,700 cp for those in nn_weights.h);
+// no position comes near, and the clamp makes it certain for any weights.
+constexpr int kEvalLimit = 20000;
+
 int evaluate(const Position& pos);
 
 // For the tuner (tools/tune): how often each term applied (White minus

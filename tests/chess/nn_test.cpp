@@ -5,9 +5,11 @@
 #include <random>
 #include <set>
 
+#include "chess/eval.h"
 #include "chess/movegen.h"
 #include "chess/nn.h"
 #include "chess/nn_weights.h"
+#include "search/types.h"
 
 namespace kibitz::chess {
 namespace {
@@ -79,6 +81,23 @@ TEST(ChessNn, CorrectionIsTheNetworkOverThePieces) {
     }
   }
   EXPECT_GT(checked, 1000);
+}
+
+// The evaluation, correction included, stays inside its limit, which is far
+// from the mate scores, even where the pieces are piled up as in no game.
+TEST(ChessNn, EvaluationStaysInsideItsLimitFarFromMateScores) {
+  static_assert(kEvalLimit + 1000 < search::kValueMateInMaxPly);
+  for (const char* fen :
+       {"QQQQQQQK/QQQQQQQQ/8/8/8/8/8/7k b - - 0 1", "K7/8/8/8/8/8/qqqqqqqq/kqqqqqqq w - - 0 1",
+        "RRRRRRRK/NNNNNNNN/BBBBBBBB/8/8/8/pppppppp/7k w - - 0 1",
+        "k7/PPPPPPPP/8/8/7K/8/pppppppp/8 b - - 0 1"}) {
+    auto pos = Position::from_fen(fen);
+    ASSERT_TRUE(pos) << fen;
+    const int v = evaluate(*pos);
+    EXPECT_LE(std::abs(v), kEvalLimit) << fen;
+    pos->nn_track();
+    EXPECT_EQ(evaluate(*pos), v) << fen;
+  }
 }
 
 }  // namespace
