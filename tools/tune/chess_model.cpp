@@ -3,6 +3,7 @@
 #include "chess/attacks.h"
 #include "chess/eval.h"
 #include "chess/eval_weights.h"
+#include "chess/nn.h"
 #include "model.h"
 
 namespace kibitz::tune {
@@ -53,6 +54,17 @@ constexpr Member kMembers[] = {
 static_assert(members_tile(kMembers, chess::kEvalTermCount),
               "kMembers must list every member of chess::EvalTerms, in order");
 
+// The hand-written terms are fitted with the learned correction (nn.h) held
+// fixed beside them, as evaluate() adds it: to what the correction leaves.
+std::optional<Traced> trace_chess(std::string_view fen, std::vector<float>& scratch) {
+  auto t = trace_fen<chess::Position, chess::evaluate_with_trace>(fen, scratch);
+  if (!t) return t;
+  const auto pos = chess::Position::from_fen(fen);
+  const int nn = chess::nn_correction(*pos);
+  t->offset = pos->side_to_move() == chess::White ? nn : -nn;
+  return t;
+}
+
 }  // namespace
 
 Model chess_model() {
@@ -64,7 +76,7 @@ Model chess_model() {
           {std::begin(kMembers), std::end(kMembers)},
           chess::kEvalTermCount,
           start_weights(chess::kEvalWeights),
-          trace_fen<chess::Position, chess::evaluate_with_trace>};
+          trace_chess};
   return m;
 }
 

@@ -54,6 +54,7 @@ struct Traced {
   const float* coef;  // term counts, White minus Black (term_count of them)
   int phase;          // 0 (endgame) .. 24 (middlegame)
   double scale;       // the evaluation's scale of hard-to-win endings
+  double offset = 0;  // added to the scaled sum, White's side: chess's learned correction
 };
 
 struct Model {

@@ -6,7 +6,8 @@
 // The evaluation is linear in its weights given a position's trace (see
 // model.h and evaluate_with_trace of each game), so each position is reduced once to its
 // non-zero term counts, its phase and its scale, and each epoch is a pass
-// over those.
+// over those. Chess adds its learned correction (core/chess/nn.h), fixed,
+// to the linear sum as evaluate() does, so the weights fit what it leaves.
 #include "tuner.h"
 
 #include <algorithm>
@@ -33,6 +34,7 @@ struct Entry {
   uint32_t first, count;  // into the coefficient arrays
   float mg_share;         // phase / 24, times the scale
   float eg_share;         // (24 - phase) / 24, times the scale
+  float offset;           // added to the weighted sum (model.h Traced::offset)
   float target;           // the result blended with the score, for White
   float result;
   float score;
@@ -60,6 +62,7 @@ bool load(const TunerOptions& o, const Model& model, Data& d) {
         e.count = uint32_t(d.coef.size()) - e.first;
         e.mg_share = float(t->scale * t->phase / 24.0);
         e.eg_share = float(t->scale * (24 - t->phase) / 24.0);
+        e.offset = float(t->offset);
         d.entries.push_back(e);
         return true;
       });
@@ -75,7 +78,7 @@ double linear_eval(const Data& d, const Entry& e, const std::vector<double>& w) 
     mg += w[2 * d.index[j]] * d.coef[j];
     eg += w[2 * d.index[j] + 1] * d.coef[j];
   }
-  return mg * e.mg_share + eg * e.eg_share;
+  return mg * e.mg_share + eg * e.eg_share + e.offset;
 }
 
 // Mean loss over [begin, end), and (when grad is given) its gradient added in.
