@@ -198,5 +198,7 @@ TEST(ThreadSlice, AShortSliceKeepsTheNiceValueAndIsGranted) {
   t.join();
   EXPECT_TRUE(granted.load());
   EXPECT_EQ(nice.load(), 3);
-  if (slice.load() != -1) EXPECT_EQ(slice.load(), 100000);
+  if (slice.load() != -1) {
+    EXPECT_EQ(slice.load(), 100000);
+  }
 }
