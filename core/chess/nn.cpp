@@ -45,6 +45,20 @@ KIBITZ_NN_TARGET inline void store(int16_t* p, Vec v) {
 }
 KIBITZ_NN_TARGET inline Vec add(Vec a, Vec b) { return _mm256_add_epi16(a, b); }
 KIBITZ_NN_TARGET inline Vec sub(Vec a, Vec b) { return _mm256_sub_epi16(a, b); }
+// Units clipped to [0, kNnQuant].
+KIBITZ_NN_TARGET inline Vec clip(Vec v) {
+  return _mm256_min_epi16(_mm256_max_epi16(v, _mm256_setzero_si256()), _mm256_set1_epi16(kNnQuant));
+}
+// sum + pairs of a * b in int32 lanes (vpmaddwd: 256 * 32767 * 2 fits).
+KIBITZ_NN_TARGET inline Vec dot_add(Vec sum, Vec a, Vec b) {
+  return _mm256_add_epi32(sum, _mm256_madd_epi16(a, b));
+}
+KIBITZ_NN_TARGET inline Vec zero32() { return _mm256_setzero_si256(); }
+KIBITZ_NN_TARGET inline int32_t sum32(Vec v) {
+  __m128i h = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+  h = _mm_add_epi32(h, _mm_shuffle_epi32(h, 0x4E));
+  return _mm_cvtsi128_si32(_mm_add_epi32(h, _mm_shuffle_epi32(h, 0xB1)));
+}
 #elif defined(KIBITZ_NN_SSE2)
 using Vec = __m128i;
 constexpr int kLanes = 8;
@@ -59,6 +73,17 @@ KIBITZ_NN_TARGET inline void store(int16_t* p, Vec v) {
 }
 KIBITZ_NN_TARGET inline Vec add(Vec a, Vec b) { return _mm_add_epi16(a, b); }
 KIBITZ_NN_TARGET inline Vec sub(Vec a, Vec b) { return _mm_sub_epi16(a, b); }
+KIBITZ_NN_TARGET inline Vec clip(Vec v) {
+  return _mm_min_epi16(_mm_max_epi16(v, _mm_setzero_si128()), _mm_set1_epi16(kNnQuant));
+}
+KIBITZ_NN_TARGET inline Vec dot_add(Vec sum, Vec a, Vec b) {
+  return _mm_add_epi32(sum, _mm_madd_epi16(a, b));
+}
+KIBITZ_NN_TARGET inline Vec zero32() { return _mm_setzero_si128(); }
+KIBITZ_NN_TARGET inline int32_t sum32(Vec v) {
+  v = _mm_add_epi32(v, _mm_shuffle_epi32(v, 0x4E));
+  return _mm_cvtsi128_si32(_mm_add_epi32(v, _mm_shuffle_epi32(v, 0xB1)));
+}
 #endif
 
 #if defined(KIBITZ_NN_AVX2) || defined(KIBITZ_NN_SSE2)
@@ -114,33 +139,13 @@ KIBITZ_NN_TARGET void nn_refresh(NnAccumulator& acc, const Position& pos) {
 KIBITZ_NN_TARGET int nn_output(const int16_t* us, const int16_t* them) {
   const int16_t* w2 = kNnWeights.w2;
   int32_t sum = 0;
-#if defined(KIBITZ_NN_AVX2)
-  // Clipped units times weights, pairs summed into int32 lanes (vpmaddwd:
-  // 256 * 32767 * 2 fits).
-  const Vec zero = _mm256_setzero_si256(), one = _mm256_set1_epi16(kNnQuant);
-  Vec s = zero;
+#if defined(KIBITZ_NN_AVX2) || defined(KIBITZ_NN_SSE2)
+  Vec acc = zero32();
   for (int j = 0; j < kNnHidden; j += kLanes) {
-    const Vec a = _mm256_min_epi16(_mm256_max_epi16(loadu(us + j), zero), one);
-    const Vec b = _mm256_min_epi16(_mm256_max_epi16(loadu(them + j), zero), one);
-    s = _mm256_add_epi32(s, _mm256_madd_epi16(a, load(w2 + j)));
-    s = _mm256_add_epi32(s, _mm256_madd_epi16(b, load(w2 + kNnHidden + j)));
+    acc = dot_add(acc, clip(loadu(us + j)), load(w2 + j));
+    acc = dot_add(acc, clip(loadu(them + j)), load(w2 + kNnHidden + j));
   }
-  __m128i h = _mm_add_epi32(_mm256_castsi256_si128(s), _mm256_extracti128_si256(s, 1));
-  h = _mm_add_epi32(h, _mm_shuffle_epi32(h, 0x4E));
-  h = _mm_add_epi32(h, _mm_shuffle_epi32(h, 0xB1));
-  sum = _mm_cvtsi128_si32(h);
-#elif defined(KIBITZ_NN_SSE2)
-  const Vec zero = _mm_setzero_si128(), one = _mm_set1_epi16(kNnQuant);
-  Vec s = zero;
-  for (int j = 0; j < kNnHidden; j += kLanes) {
-    const Vec a = _mm_min_epi16(_mm_max_epi16(loadu(us + j), zero), one);
-    const Vec b = _mm_min_epi16(_mm_max_epi16(loadu(them + j), zero), one);
-    s = _mm_add_epi32(s, _mm_madd_epi16(a, load(w2 + j)));
-    s = _mm_add_epi32(s, _mm_madd_epi16(b, load(w2 + kNnHidden + j)));
-  }
-  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4E));
-  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xB1));
-  sum = _mm_cvtsi128_si32(s);
+  sum = sum32(acc);
 #else
   for (int j = 0; j < kNnHidden; ++j)
     sum += int32_t(std::clamp<int16_t>(us[j], 0, kNnQuant)) * w2[j] +
