@@ -92,23 +92,20 @@ static_assert(alignof(NnAccumulator) >= sizeof(Vec) && alignof(NnWeights) >= siz
 static_assert(sizeof(kNnWeights.w1[0]) % sizeof(Vec) == 0);
 static_assert(offsetof(NnWeights, w2) % sizeof(Vec) == 0);
 
-// acc[j] += plus[j] - minus[j] (minus may be null).
+// acc[j] += plus[j] - minus[j]; either may be null (inlined with a constant
+// null, the branch folds away).
 KIBITZ_NN_TARGET inline void update(int16_t* acc, const int16_t* plus, const int16_t* minus) {
   for (int j = 0; j < kNnHidden; j += kLanes) {
-    Vec v = add(load(acc + j), load(plus + j));
+    Vec v = load(acc + j);
+    if (plus) v = add(v, load(plus + j));
     if (minus) v = sub(v, load(minus + j));
     store(acc + j, v);
   }
 }
-KIBITZ_NN_TARGET inline void take(int16_t* acc, const int16_t* minus) {
-  for (int j = 0; j < kNnHidden; j += kLanes) store(acc + j, sub(load(acc + j), load(minus + j)));
-}
 #else
 KIBITZ_NN_TARGET inline void update(int16_t* acc, const int16_t* plus, const int16_t* minus) {
-  for (int j = 0; j < kNnHidden; ++j) acc[j] = int16_t(acc[j] + plus[j] - (minus ? minus[j] : 0));
-}
-KIBITZ_NN_TARGET inline void take(int16_t* acc, const int16_t* minus) {
-  for (int j = 0; j < kNnHidden; ++j) acc[j] = int16_t(acc[j] - minus[j]);
+  for (int j = 0; j < kNnHidden; ++j)
+    acc[j] = int16_t(acc[j] + (plus ? plus[j] : 0) - (minus ? minus[j] : 0));
 }
 #endif
 
@@ -119,7 +116,7 @@ KIBITZ_NN_TARGET void nn_add(NnAccumulator& acc, Piece pc, Square s) {
 }
 
 KIBITZ_NN_TARGET void nn_remove(NnAccumulator& acc, Piece pc, Square s) {
-  for (int v = 0; v < kColors; ++v) take(acc.v[v], row(Color(v), pc, s));
+  for (int v = 0; v < kColors; ++v) update(acc.v[v], nullptr, row(Color(v), pc, s));
 }
 
 KIBITZ_NN_TARGET void nn_move(NnAccumulator& acc, Piece pc, Square from, Square to) {
