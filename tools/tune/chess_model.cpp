@@ -56,13 +56,9 @@ static_assert(members_tile(kMembers, chess::kEvalTermCount),
 
 // The hand-written terms are fitted with the learned correction (nn.h) held
 // fixed beside them, as evaluate() adds it: to what the correction leaves.
-std::optional<Traced> trace_chess(std::string_view fen, std::vector<float>& scratch) {
-  auto t = trace_fen<chess::Position, chess::evaluate_with_trace>(fen, scratch);
-  if (!t) return t;
-  const auto pos = chess::Position::from_fen(fen);
-  const int nn = chess::nn_correction(*pos);
-  t->offset = pos->side_to_move() == chess::White ? nn : -nn;
-  return t;
+double white_correction(const chess::Position& pos) {
+  const int nn = chess::nn_correction(pos);
+  return pos.side_to_move() == chess::White ? nn : -nn;
 }
 
 }  // namespace
@@ -76,7 +72,7 @@ Model chess_model() {
           {std::begin(kMembers), std::end(kMembers)},
           chess::kEvalTermCount,
           start_weights(chess::kEvalWeights),
-          trace_chess};
+          trace_fen<chess::Position, chess::evaluate_with_trace, white_correction>};
   return m;
 }
 

@@ -69,15 +69,18 @@ struct Model {
   std::optional<Traced> (*trace)(std::string_view fen, std::vector<float>& scratch) = nullptr;
 };
 
-// A game's Model::trace: its Position::from_fen, then its evaluate_with_trace.
-template <class Position, auto kEvaluateWithTrace>
+// A game's Model::trace: its Position::from_fen, then its evaluate_with_trace;
+// kWhiteOffset, when given, is Traced::offset of the position.
+template <class Position, auto kEvaluateWithTrace, auto kWhiteOffset = nullptr>
 std::optional<Traced> trace_fen(std::string_view fen, std::vector<float>& scratch) {
   const auto pos = Position::from_fen(fen);
   if (!pos) return std::nullopt;
   const auto t = kEvaluateWithTrace(*pos);
   scratch.resize(sizeof(t.trace) / sizeof(float));
   std::memcpy(scratch.data(), &t.trace, sizeof(t.trace));
-  return Traced{scratch.data(), t.phase, t.scale};
+  Traced traced{scratch.data(), t.phase, t.scale};
+  if constexpr (!std::is_null_pointer_v<decltype(kWhiteOffset)>) traced.offset = kWhiteOffset(*pos);
+  return traced;
 }
 
 // A game's Model::start: its compiled weights (EvalTerms of Score, every
