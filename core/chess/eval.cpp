@@ -129,6 +129,14 @@ Score pieces_and_pawns(const Position& pos, Attacks& a, EvalTrace* trace) {
     if (const int n = popcount(pos.pieces(Us, Knight, Bishop) & shift<Down>(pawns)))
       KIBITZ_EVAL_TERM(minor_behind_pawn, n);
   }
+  return s;
+}
+
+// The terms of Us's king that depend on the pawns alone: the nearest pawn
+// of ours, and the shelter and storm on the king's file and the two beside it.
+template <Color Us, bool kTrace>
+Score king_and_pawns(Bitboard our_pawns, Bitboard their_pawns, Square our_king, EvalTrace* trace) {
+  Score s;
   if (our_pawns) {
     int nearest = 7;
     for (Bitboard b = our_pawns; b;)
@@ -219,7 +227,9 @@ Score passed_pawns(const Position& pos, Bitboard passed, EvalTrace* trace) {
 struct PawnEntry {
   Bitboard pawns[kColors];
   Bitboard passed[kColors];
-  Score score;  // White's terms minus Black's
+  Score score;                     // White's terms minus Black's
+  Score king_score[kColors];       // king_and_pawns() of each side, for its king on
+  uint8_t king_plus_one[kColors];  // this square plus one; 0: not yet
 };
 constexpr int kPawnCacheBits = 13;
 
@@ -235,15 +245,28 @@ PawnEntry& pawn_slot(const Position& pos) {
   return e;
 }
 
-const PawnEntry& pawn_entry(const Position& pos, PawnEntry& e) {
+PawnEntry& pawn_entry(const Position& pos, PawnEntry& e) {
   const Bitboard w = pos.pieces(White, Pawn), b = pos.pieces(Black, Pawn);
   if (e.pawns[White] != w || e.pawns[Black] != b) {
     e.pawns[White] = w, e.pawns[Black] = b;
     e.passed[White] = e.passed[Black] = 0;
+    e.king_plus_one[White] = e.king_plus_one[Black] = 0;
     e.score = pawn_structure<White, false>(w, b, e.passed[White], nullptr) -
               pawn_structure<Black, false>(b, w, e.passed[Black], nullptr);
   }
   return e;
+}
+
+// king_and_pawns() for Us from the entry of pos's pawns, computed there once
+// per king square.
+template <Color Us>
+Score cached_king_and_pawns(const Position& pos, PawnEntry& e) {
+  const Square king = pos.king_square(Us);
+  if (e.king_plus_one[Us] != king + 1) {
+    e.king_plus_one[Us] = uint8_t(king + 1);
+    e.king_score[Us] = king_and_pawns<Us, false>(e.pawns[Us], e.pawns[~Us], king, nullptr);
+  }
+  return e.king_score[Us];
 }
 
 // Threats and the attack on the enemy king: needs both sides' attacks.
@@ -337,9 +360,13 @@ Score evaluate_score(const Position& pos, EvalTrace* trace) {
     const Bitboard w = pos.pieces(White, Pawn), b = pos.pieces(Black, Pawn);
     s += pawn_structure<White, true>(w, b, passed[White], trace);
     s -= pawn_structure<Black, true>(b, w, passed[Black], trace);
+    s += king_and_pawns<White, true>(w, b, pos.king_square(White), trace);
+    s -= king_and_pawns<Black, true>(b, w, pos.king_square(Black), trace);
   } else {
-    const PawnEntry& e = pawn_entry(pos, *slot);
+    PawnEntry& e = pawn_entry(pos, *slot);
     s += e.score;
+    s += cached_king_and_pawns<White>(pos, e);
+    s -= cached_king_and_pawns<Black>(pos, e);
     passed[White] = e.passed[White], passed[Black] = e.passed[Black];
   }
   s += passed_pawns<White, kTrace>(pos, passed[White], trace);
