@@ -66,6 +66,38 @@ TEST(ChessPosition, RandomGamesFromEveryTestPosition) {
   }
 }
 
+// gives_check of every legal move (not only the one played), along random
+// games from every test position, against the move made: its fast path for
+// plain moves and the full test for the rest must agree with in_check().
+TEST(ChessPosition, GivesCheckOfEveryMoveMatchesTheMoveMade) {
+  uint64_t seed = 500;
+  int checks = 0, moves_tried = 0;
+  for (const auto& fen : test::load_perft_fens("chess/perft.epd")) {
+    auto start = Position::from_fen(fen);
+    ASSERT_TRUE(start) << fen;
+    Prng rng(++seed);
+    for (int game = 0; game < 8; ++game) {
+      Position pos = *start;
+      for (int ply = 0; ply < 120; ++ply) {
+        const MoveList moves(pos);
+        if (moves.empty()) break;
+        for (const Move m : moves) {
+          const bool predicted = pos.gives_check(m);
+          pos.do_move(m);
+          ASSERT_EQ(predicted, pos.in_check())
+              << "gives_check of " << int(m.raw()) << " in " << fen;
+          checks += predicted;
+          ++moves_tried;
+          pos.undo_move(m);
+        }
+        pos.do_move(*(moves.begin() + rng.next() % unsigned(moves.size())));
+      }
+    }
+  }
+  EXPECT_GT(moves_tried, 100'000);
+  EXPECT_GT(checks, 1'000);
+}
+
 TEST(ChessPosition, EnPassantKeyOnlyWhenCaptureIsLegal) {
   // After e2e4 no black pawn can take: the key must equal that of the same
   // placement without an en-passant square.
