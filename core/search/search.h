@@ -167,18 +167,19 @@ class Worker {
   // Continuation history: how good a move was after the move made `back`
   // plies before it (1: the opponent's last move, 2: our own previous one).
   // This is the row for the move made `back` plies before this node, indexed
-  // by G::continuation_index of the move to score; null if none.
+  // by G::continuation_index of the move to score; a row of zeros if none
+  // (no null move, nor the plies before the root), so scoring never branches.
   const int16_t* continuation_row(const Stack* ss, int back) const {
+    static constexpr int16_t kZeros[std::max(continuation_size<G>(), 1)] = {};
     const int prev = (ss - back)->cont_index;
-    return prev < 0 ? nullptr : continuation_.data() + size_t(prev) * continuation_size<G>();
+    return prev < 0 ? kZeros : continuation_.data() + size_t(prev) * continuation_size<G>();
   }
   // Our move four plies back counts at half weight.
   int continuation_score(const int16_t* cont1, const int16_t* cont2, const int16_t* cont4,
                          Move m) const {
     if constexpr (continuation_size<G>() > 0) {
-      if (!cont1 && !cont2 && !cont4) return 0;
       const size_t i = size_t(G::continuation_index(pos_, m));
-      return (cont1 ? cont1[i] : 0) + (cont2 ? cont2[i] : 0) + (cont4 ? cont4[i] / 2 : 0);
+      return cont1[i] + cont2[i] + cont4[i] / 2;
     }
     return 0;
   }
@@ -805,7 +806,6 @@ Value Worker<G>::qsearch(Stack* ss, Value alpha, Value beta) {
   Move best_move{};
   for (int picked = 0; picked < count; ++picked) {
     const Move m = detail::pick_best(moves, scores, picked, count);
-    if constexpr (HasKeyAfter<G>) shared_.tt.prefetch(G::key_after(pos_, m));
     // Delta pruning (chess): a capture whose victim, with a margin, still
     // leaves the static evaluation at or below alpha, unless it checks.
     // Asked before the exchange, which costs more.
@@ -816,6 +816,8 @@ Value Worker<G>::qsearch(Stack* ss, Value alpha, Value beta) {
     // Losing captures cannot raise a standing pat.
     if (stand_pat && !G::see_ge(pos_, m, 0)) continue;
 
+    // Only for moves searched: a pruned move's entry would be fetched for nothing.
+    if constexpr (HasKeyAfter<G>) shared_.tt.prefetch(G::key_after(pos_, m));
     ss->current_move = m;
     if (Pv) pv_length_[ply + 1] = 0;
     G::do_move(pos_, m);
