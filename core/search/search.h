@@ -250,6 +250,14 @@ Move pick_best(Move* moves, int* scores, int picked, int count) {
   return moves[picked];
 }
 
+// Brings moves[at] to `picked` as pick_best does when it is the best.
+template <class Move>
+Move pick_at(Move* moves, int* scores, int picked, int at) {
+  std::swap(moves[picked], moves[at]);
+  std::swap(scores[picked], scores[at]);
+  return moves[picked];
+}
+
 // Moves picked one by one before the rest are sorted (chess).
 constexpr int kPickedBeforeSort = 3;
 
@@ -547,9 +555,11 @@ Value Worker<G>::search(Stack* ss, Value alpha, Value beta, Depth depth, bool cu
   const int16_t* cont2 = continuation_row(ss, 2);
   const int16_t* cont4 = continuation_row(ss, 4);
   bool tt_tactical = false;
+  int tt_index = -1;  // the first move with the table move's code: picked first
   for (int i = 0; i < count; ++i) {
     const Move m = moves[i];
     if (tt_code && G::move_code(m) == tt_code) {
+      if (tt_index < 0) tt_index = i;
       scores[i] = 1 << 30;
       tt_tactical = i < tactical_count || G::is_tactical(pos_, m);
     } else if (i < tactical_count || G::is_tactical(pos_, m))  // captures; draughts crownings
@@ -577,9 +587,13 @@ Value Worker<G>::search(Stack* ss, Value alpha, Value beta, Depth depth, bool cu
     if constexpr (continuation_size<G>() > 0)
       if (picked == detail::kPickedBeforeSort)
         detail::sort_rest<Move, G::kMaxMoves>(moves, scores, picked, count);
-    const Move m = continuation_size<G>() > 0 && picked >= detail::kPickedBeforeSort
-                       ? moves[picked]
-                       : detail::pick_best(moves, scores, picked, count);
+    Move m;
+    if (continuation_size<G>() > 0 && picked >= detail::kPickedBeforeSort)
+      m = moves[picked];
+    else if (picked == 0 && tt_index >= 0)  // what pick_best would find, without the pass
+      m = detail::pick_at(moves, scores, picked, tt_index);
+    else
+      m = detail::pick_best(moves, scores, picked, count);
 
     if (root) {  // only the root moves of this MultiPV line (and searchmoves)
       const auto first = root_moves_.begin() + pv_idx_, last = root_moves_.begin() + pv_last_;
