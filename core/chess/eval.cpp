@@ -1,6 +1,7 @@
 #include "chess/eval.h"
 
 #include <algorithm>
+#include <array>
 #include <memory>
 
 #include "chess/eval_weights.h"
@@ -18,9 +19,15 @@ constexpr int kMaxPhase = 24;
 // are (per cent, by number of attackers).
 constexpr int kAttackScale[8] = {0, 0, 50, 75, 88, 94, 97, 99};
 
-constexpr int distance(Square a, Square b) {
-  return std::max(std::abs(file_of(a) - file_of(b)), std::abs(rank_of(a) - rank_of(b)));
-}
+// King steps between two squares, by table (passed pawns ask it twice each).
+constexpr auto kDistance = [] {
+  std::array<std::array<uint8_t, kSquares>, kSquares> d{};
+  for (int a = 0; a < kSquares; ++a)
+    for (int b = 0; b < kSquares; ++b)
+      d[a][b] = uint8_t(std::max(std::abs(a % 8 - b % 8), std::abs(a / 8 - b / 8)));
+  return d;
+}();
+inline int distance(Square a, Square b) { return kDistance[a][b]; }
 
 // kForwardFiles[c][s]: the squares in front of s (from c's side) on its file
 // and the two next to it.
