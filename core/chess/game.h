@@ -33,6 +33,8 @@ struct Game {
   static bool stand_pat_allowed(const Position& p) { return !p.in_check(); }
   static bool in_check(const Position& p) { return p.in_check(); }
   static bool gives_check(const Position& p, Move m) { return p.gives_check(m); }
+  // For many moves of one position (search/search.h, GivesCheck).
+  using CheckTest = chess::CheckTest;
   // Asked several times for every move of a node: inlined, as GCC would not
   // into the search's large body (a call cost more than the test).
   [[gnu::always_inline]] static bool is_tactical(const Position& p, Move m) {

@@ -151,35 +151,6 @@ bool Position::gives_check(Move m) const {
   const Square ksq = king_square(~us), from = m.from(), to = m.to();
   PieceType pt = type_of(board_[from]);
   Bitboard occupied = (pieces() ^ square_bb(from)) | square_bb(to);
-  if (m.kind() == MoveKind::Normal) {
-    // Without magic lookups for most moves: a direct check by the piece on
-    // `to`, else one uncovered, which needs `from` on a line from their
-    // king (no slider of ours attacks it before the move: they are not in
-    // check while we move). Only then the full test below.
-    const Bitboard king = square_bb(ksq);
-    const bool clear = !(between_bb(ksq, to) & occupied);
-    switch (pt) {
-      case Pawn:
-        if (pawn_attacks(us, to) & king) return true;
-        break;
-      case Knight:
-        if (knight_attacks(to) & king) return true;
-        break;
-      case Bishop:
-        if ((bishop_pseudo_attacks(ksq) & square_bb(to)) && clear) return true;
-        break;
-      case Rook:
-        if ((rook_pseudo_attacks(ksq) & square_bb(to)) && clear) return true;
-        break;
-      case Queen:
-        if (((bishop_pseudo_attacks(ksq) | rook_pseudo_attacks(ksq)) & square_bb(to)) && clear)
-          return true;
-        break;
-      default:
-        break;
-    }
-    if (!((bishop_pseudo_attacks(ksq) | rook_pseudo_attacks(ksq)) & square_bb(from))) return false;
-  }
   Bitboard straight = pieces(us, Rook, Queen), diagonal = pieces(us, Bishop, Queen);
   Square moved_to = to;
   switch (m.kind()) {
@@ -211,6 +182,23 @@ bool Position::gives_check(Move m) const {
   if (pt == Knight) return knight_attacks(moved_to) & square_bb(ksq);
   if (pt == Pawn) return pawn_attacks(us, moved_to) & square_bb(ksq);
   return false;
+}
+
+CheckTest::CheckTest(const Position& pos) : pos_(pos) {
+  const Color us = pos.side_to_move(), them = ~us;
+  king_ = pos.king_square(them);
+  const Bitboard occupied = pos.pieces();
+  check_squares_[Pawn] = pawn_attacks(them, king_);
+  check_squares_[Knight] = knight_attacks(king_);
+  check_squares_[Bishop] = bishop_attacks(king_, occupied);
+  check_squares_[Rook] = rook_attacks(king_, occupied);
+  check_squares_[Queen] = check_squares_[Bishop] | check_squares_[Rook];
+  Bitboard snipers = (rook_pseudo_attacks(king_) & pos.pieces(us, Rook, Queen)) |
+                     (bishop_pseudo_attacks(king_) & pos.pieces(us, Bishop, Queen));
+  while (snipers) {
+    const Bitboard b = between_bb(king_, Square(pop_lsb(snipers))) & occupied;
+    if (b && !more_than_one(b)) discoverers_ |= b & pos.pieces(us);
+  }
 }
 
 void Position::do_move(Move m) {

@@ -178,4 +178,25 @@ class Position {
   StateInfo states_[kHistory];
 };
 
+// Whether moves of the side to move give check, for many moves of one
+// position: what makes a check is found once (the squares each piece type
+// checks from, and the pieces whose leaving uncovers a slider), then each
+// plain move is two table tests. Other moves ask Position::gives_check.
+// The position must not change while the test is used.
+class CheckTest {
+ public:
+  explicit CheckTest(const Position& pos);
+  bool operator()(Move m) const {
+    if (m.kind() != MoveKind::Normal) return pos_.gives_check(m);
+    if (check_squares_[type_of(pos_.moved_piece(m))] & square_bb(m.to())) return true;
+    return (discoverers_ & square_bb(m.from())) && !aligned(m.from(), m.to(), king_);
+  }
+
+ private:
+  const Position& pos_;
+  Square king_;                            // theirs
+  Bitboard check_squares_[kPieceTypes]{};  // by our piece type
+  Bitboard discoverers_ = 0;               // our pieces alone between their king and our slider
+};
+
 }  // KIBITZ_NAMESPACE(chess)

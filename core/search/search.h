@@ -28,7 +28,9 @@
 #include <cmath>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include "search/game.h"
@@ -60,6 +62,36 @@ concept HasCaptureGain = requires(const typename G::Position& p, typename G::Mov
 template <class G>
 concept HasKeyAfter = requires(const typename G::Position& p, typename G::Move m) {
   { G::key_after(p, m) } -> std::convertible_to<uint64_t>;
+};
+
+// Whether moves of one node give check, asked for each late move that
+// pruning would skip: a game with a CheckTest (chess) builds it at the first
+// question and answers the rest from it; others ask G::gives_check. The
+// node's position must be the same at each question (children undone).
+template <Game G>
+class GivesCheck {
+  static constexpr bool kHasTest = requires { typename G::CheckTest; };
+  struct None {};
+  template <class T>
+  struct TestOf {
+    using type = std::optional<typename T::CheckTest>;
+  };
+  using Test = typename std::conditional_t<kHasTest, TestOf<G>, std::type_identity<None>>::type;
+
+ public:
+  explicit GivesCheck(const typename G::Position& pos) : pos_(pos) {}
+  bool operator()(typename G::Move m) {
+    if constexpr (kHasTest) {
+      if (!test_) test_.emplace(pos_);
+      return (*test_)(m);
+    } else {
+      return G::gives_check(pos_, m);
+    }
+  }
+
+ private:
+  const typename G::Position& pos_;
+  [[no_unique_address]] Test test_;
 };
 
 template <Game G>
@@ -580,6 +612,7 @@ Value Worker<G>::search(Stack* ss, Value alpha, Value beta, Depth depth, bool cu
   Move quiets[64];
   int quiet_count = 0, move_count = 0;
   (ss + 1)->killers[0] = (ss + 1)->killers[1] = Move{};
+  GivesCheck<G> checks(pos_);
 
   for (int picked = 0; picked < count; ++picked) {
     // Chess: the first moves are picked one by one (a cut usually comes
@@ -615,7 +648,7 @@ Value Worker<G>::search(Stack* ss, Value alpha, Value beta, Depth depth, bool cu
             ss->static_eval + 110 + 110 * depth <= alpha));
       const bool losing_tactical =
           tactical && depth <= 6 && scores[picked] < 0 && !G::see_ge(pos_, m, -100 * depth);
-      if ((late_quiet || losing_tactical) && !G::gives_check(pos_, m)) continue;
+      if ((late_quiet || losing_tactical) && !checks(m)) continue;
     }
 
     // Step 9a. Singular extension (chess): when the table move is a lower
@@ -818,14 +851,14 @@ Value Worker<G>::qsearch(Stack* ss, Value alpha, Value beta) {
                                                 : history(moves[i]) / 64);
 
   Move best_move{};
+  GivesCheck<G> checks(pos_);
   for (int picked = 0; picked < count; ++picked) {
     const Move m = detail::pick_best(moves, scores, picked, count);
     // Delta pruning (chess): a capture whose victim, with a margin, still
     // leaves the static evaluation at or below alpha, unless it checks.
     // Asked before the exchange, which costs more.
     if constexpr (HasCaptureGain<G>)
-      if (stand_pat && static_eval + G::capture_gain(pos_, m) + 200 <= alpha &&
-          !G::gives_check(pos_, m))
+      if (stand_pat && static_eval + G::capture_gain(pos_, m) + 200 <= alpha && !checks(m))
         continue;
     // Losing captures cannot raise a standing pat.
     if (stand_pat && !G::see_ge(pos_, m, 0)) continue;

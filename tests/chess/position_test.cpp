@@ -66,9 +66,9 @@ TEST(ChessPosition, RandomGamesFromEveryTestPosition) {
   }
 }
 
-// gives_check of every legal move (not only the one played), along random
-// games from every test position, against the move made: its fast path for
-// plain moves and the full test for the rest must agree with in_check().
+// gives_check and CheckTest of every legal move (not only the one played),
+// along random games from every test position, against the move made: CheckTest's
+// table tests for plain moves and the full test must agree with in_check().
 TEST(ChessPosition, GivesCheckOfEveryMoveMatchesTheMoveMade) {
   uint64_t seed = 500;
   int checks = 0, moves_tried = 0;
@@ -81,8 +81,10 @@ TEST(ChessPosition, GivesCheckOfEveryMoveMatchesTheMoveMade) {
       for (int ply = 0; ply < 120; ++ply) {
         const MoveList moves(pos);
         if (moves.empty()) break;
+        const CheckTest test(pos);
         for (const Move m : moves) {
           const bool predicted = pos.gives_check(m);
+          ASSERT_EQ(test(m), predicted) << "CheckTest of " << int(m.raw()) << " in " << pos.fen();
           pos.do_move(m);
           ASSERT_EQ(predicted, pos.in_check())
               << "gives_check of " << int(m.raw()) << " in " << fen;
