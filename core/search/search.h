@@ -296,21 +296,24 @@ constexpr int kPickedBeforeSort = 3;
 // Sorts moves[from..count) once by score, best first, equal scores in their
 // present order (the rest of a node's moves after the first few picks: a
 // selection step per move costs a pass over all of them, which at an all-node
-// made picking alone about a sixth of the search's time).
+// made picking alone about a sixth of the search's time). By rank: each move
+// goes to the number of moves that come before it, counted without a branch
+// (loops the compiler vectorises), where a comparison sort of these 20-30
+// moves mispredicted about every other comparison.
 template <class Move, int kMax>
 void sort_rest(Move* moves, int* scores, int from, int count) {
-  static_assert(kMax <= 256, "the key keeps a move's index in 8 bits");
   const int n = count - from;
-  int64_t keys[kMax];
   Move copy[kMax];
+  int copy_scores[kMax];
+  std::copy(moves + from, moves + count, copy);
+  std::copy(scores + from, scores + count, copy_scores);
   for (int i = 0; i < n; ++i) {
-    keys[i] = int64_t(scores[from + i]) * 256 + (255 - i);
-    copy[i] = moves[from + i];
-  }
-  std::sort(keys, keys + n, std::greater<>());
-  for (int i = 0; i < n; ++i) {
-    moves[from + i] = copy[255 - int(keys[i] & 255)];
-    scores[from + i] = int(keys[i] >> 8);
+    const int s = copy_scores[i];
+    int rank = 0;
+    for (int j = 0; j < i; ++j) rank += copy_scores[j] >= s;
+    for (int j = i + 1; j < n; ++j) rank += copy_scores[j] > s;
+    moves[from + rank] = copy[i];
+    scores[from + rank] = s;
   }
 }
 
