@@ -274,9 +274,13 @@ inline int reduction(Depth depth, int move_count) {
 // to `picked` (the first of equal scores wins) and returns it.
 template <class Move>
 Move pick_best(Move* moves, int* scores, int picked, int count) {
-  int b = picked;
-  for (int i = picked + 1; i < count; ++i)
-    if (scores[i] > scores[b]) b = i;
+  int b = picked, best = scores[picked];
+  for (int i = picked + 1; i < count; ++i) {
+    // Both kept in registers, chosen without a branch (conditional moves).
+    const bool better = scores[i] > best;
+    b = better ? i : b;
+    best = better ? scores[i] : best;
+  }
   std::swap(moves[picked], moves[b]);
   std::swap(scores[picked], scores[b]);
   return moves[picked];
