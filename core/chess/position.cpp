@@ -260,7 +260,13 @@ void Position::do_move(Move m) {
   st.captured = captured;
   side_ = them;
   ++game_ply_;
-  st.checkers = attackers_to(king_square(them)) & pieces(us);
+  // Our pieces attacking their king (kings never give check).
+  const Square ksq = king_square(them);
+  const Bitboard occupied = pieces();
+  st.checkers = (pawn_attacks(them, ksq) & pieces(us, Pawn)) |
+                (knight_attacks(ksq) & pieces(us, Knight)) |
+                (bishop_attacks(ksq, occupied) & pieces(us, Bishop, Queen)) |
+                (rook_attacks(ksq, occupied) & pieces(us, Rook, Queen));
 }
 
 void Position::undo_move(Move m) {
