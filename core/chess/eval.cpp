@@ -24,7 +24,7 @@ constexpr auto kDistance = [] {
   std::array<std::array<uint8_t, kSquares>, kSquares> d{};
   for (int a = 0; a < kSquares; ++a)
     for (int b = 0; b < kSquares; ++b)
-      d[a][b] = uint8_t(std::max(std::abs(a % 8 - b % 8), std::abs(a / 8 - b / 8)));
+      d[a][b] = uint8_t(detail::distance(a, b));  // bitboard.h; constexpr, unlike std::abs
   return d;
 }();
 inline int distance(Square a, Square b) { return kDistance[a][b]; }
