@@ -99,15 +99,14 @@ bool Position::attacked_by(Color c, Square s, Bitboard occupied) const {
          (bishop_attacks(s, occupied) & pieces(c, Bishop, Queen));
 }
 
-Bitboard Position::pinned(Color c) const {
-  const Square ksq = king_square(c);
+Bitboard Position::sole_blockers(Square ksq, Color sliders) const {
   const Bitboard occupied = pieces();
-  Bitboard snipers = (rook_pseudo_attacks(ksq) & pieces(~c, Rook, Queen)) |
-                     (bishop_pseudo_attacks(ksq) & pieces(~c, Bishop, Queen));
+  Bitboard snipers = (rook_pseudo_attacks(ksq) & pieces(sliders, Rook, Queen)) |
+                     (bishop_pseudo_attacks(ksq) & pieces(sliders, Bishop, Queen));
   Bitboard result = 0;
   while (snipers) {
     const Bitboard b = between_bb(ksq, Square(pop_lsb(snipers))) & occupied;
-    if (b && !more_than_one(b)) result |= b & pieces(c);
+    if (b && !more_than_one(b)) result |= b;
   }
   return result;
 }
@@ -193,12 +192,7 @@ CheckTest::CheckTest(const Position& pos) : pos_(pos) {
   check_squares_[Bishop] = bishop_attacks(king_, occupied);
   check_squares_[Rook] = rook_attacks(king_, occupied);
   check_squares_[Queen] = check_squares_[Bishop] | check_squares_[Rook];
-  Bitboard snipers = (rook_pseudo_attacks(king_) & pos.pieces(us, Rook, Queen)) |
-                     (bishop_pseudo_attacks(king_) & pos.pieces(us, Bishop, Queen));
-  while (snipers) {
-    const Bitboard b = between_bb(king_, Square(pop_lsb(snipers))) & occupied;
-    if (b && !more_than_one(b)) discoverers_ |= b & pos.pieces(us);
-  }
+  discoverers_ = pos.sole_blockers(king_, us) & pos.pieces(us);
 }
 
 void Position::do_move(Move m) {

@@ -107,7 +107,11 @@ class Position {
   Bitboard attackers_to(Square s) const { return attackers_to(s, pieces()); }
   bool attacked_by(Color c, Square s, Bitboard occupied) const;
   // Pieces of colour c that are pinned to c's king.
-  Bitboard pinned(Color c) const;
+  Bitboard pinned(Color c) const { return sole_blockers(king_square(c), ~c) & pieces(c); }
+  // Pieces of either colour that stand alone between ksq and a slider of
+  // colour `sliders` aiming at it (pins, and for the slider's side, the
+  // pieces whose leaving uncovers a check).
+  Bitboard sole_blockers(Square ksq, Color sliders) const;
   // Whether the side to move may capture en passant with the pawn on `from`
   // without leaving its king attacked (the pawn pins that only this capture
   // exposes, e.g. along the fifth rank).
