@@ -51,6 +51,15 @@ Reply queue_full_reply(std::string message) {
   return r;
 }
 
+Reply client_cap_reply(const Config& c) {
+  Reply r = error_reply(429, "client_work_cap",
+                        "this client has " + std::to_string(c.max_work_per_client) +
+                            " searches queued or running already (max_work_per_client); retry "
+                            "when one has finished");
+  r.headers.emplace_back("Retry-After", "1");
+  return r;
+}
+
 Reply shutting_down_reply() {
   return error_reply(503, "shutting_down", "the server is shutting down");
 }
@@ -76,7 +85,8 @@ class ApiImpl final : public Api {
             store ? std::move(store) : store::make_memory_store(config.store.library_mib))),
         metrics_(core_->metrics),
         caps_{core_->config, threads_cap(config, service)},
-        jobs_(config.max_jobs, std::chrono::seconds(config.job_retention_s)) {
+        jobs_(config.max_jobs, config.max_jobs_per_client,
+              std::chrono::seconds(config.job_retention_s)) {
     // spdlog's registry is made on first use. Make it here, on one thread,
     // rather than on two search threads logging their first lines at once:
     // libspdlog is not built with ThreadSanitizer, which then cannot see the
@@ -167,12 +177,15 @@ class ApiImpl final : public Api {
     if (shutting_down_) return shutting_down_reply();
     auto call = decode_analyze(request, caps_, core_->service, engine::Priority::batch, false);
     if (!call) return call.error();
-    auto job = jobs_.create("analyze");
-    if (!job) return queue_full_reply("too many jobs are kept; retry when some have expired");
     auto now = immediate(*call, false);
-    if (auto stored = store_new(*job, request, origin.owner, now ? &*now : nullptr); !stored) {
+    if (!now)  // an answer at once takes no search: only the jobs cap counts
+      if (auto no = refused_job(origin)) return std::move(*no);
+    JobStore::Full full;
+    auto job = jobs_.create("analyze", origin.owner, &full);
+    if (!job) return jobs_full_reply(full);
+    if (auto no = store_new(*job, request, origin.owner, now ? &*now : nullptr)) {
       jobs_.remove(job->id);
-      return storage_reply(stored.error());
+      return std::move(*no);
     }
     if (now) {
       record_immediate(*job, std::move(*now));
@@ -188,15 +201,17 @@ class ApiImpl final : public Api {
     if (shutting_down_) return shutting_down_reply();
     auto call = decode_annotate(request, caps_, core_->service);
     if (!call) return call.error();
-    auto job = jobs_.create("annotate");
-    if (!job) return queue_full_reply("too many jobs are kept; retry when some have expired");
+    if (auto no = refused_job(origin)) return std::move(*no);
+    JobStore::Full full;
+    auto job = jobs_.create("annotate", origin.owner, &full);
+    if (!job) return jobs_full_reply(full);
     {
       std::lock_guard lock(job->mutex);
       job->progress = {{"ply", 0}, {"plies", call->plies}};
     }
-    if (auto stored = store_new(*job, request, origin.owner, nullptr); !stored) {
+    if (auto no = store_new(*job, request, origin.owner, nullptr)) {
       jobs_.remove(job->id);
-      return storage_reply(stored.error());
+      return std::move(*no);
     }
     keep_plies(*call, job->id);
     auto work = std::make_shared<ReviewWork>(core_, std::move(*call), reporter_for(job), job->id,
@@ -247,6 +262,10 @@ class ApiImpl final : public Api {
       stored = core_->store->update_job(u, true);
     }
     if (work) core_->scheduler.cancel(work);
+    // The answer shows the job as the stop left it (its best result so far),
+    // not as it was running: a search stops within milliseconds; the wait is
+    // bounded for one that does not, which shows "cancelled" meanwhile.
+    if (cancelled) job->wait_finished(std::chrono::seconds(2));
     if (!stored)
       return error_reply(503, "storage_unavailable",
                          "the job was stopped, but its cancellation could not be stored (" +
@@ -379,6 +398,7 @@ class ApiImpl final : public Api {
     auto job = std::make_shared<Job>();
     job->id = r.id;
     job->kind = r.kind;
+    job->owner = r.owner;
     job->created = now - std::chrono::milliseconds(std::max<int64_t>(0, now_ms - r.created_ms));
     job->progress = r.progress;
     if (r.finished_ms) {
@@ -458,9 +478,11 @@ class ApiImpl final : public Api {
   }
 
   // A new job, stored before it is accepted; `now` is its answer when it
-  // needs no search (stored finished at once: one write).
-  store::Status store_new(const Job& job, const json& request, const std::string& owner,
-                          const Reply* now) {
+  // needs no search (stored finished at once: one write). The refusal when
+  // it could not be stored, or the store (Redis: the caps of the whole
+  // cluster) refused it.
+  std::optional<Reply> store_new(const Job& job, const json& request, const std::string& owner,
+                                 const Reply* now) {
     expire_stored_jobs();
     store::JobRecord r;
     r.id = job.id;
@@ -483,7 +505,13 @@ class ApiImpl final : public Api {
         r.error = now->body.value("error", json::object());
       }
     }
-    return core_->store->create_job(r);
+    std::string refused;
+    auto stored = core_->store->create_job(r, &refused);
+    if (!stored) return storage_reply(stored.error());
+    if (*stored) return std::nullopt;
+    if (refused == "client_jobs_cap") return jobs_full_reply(JobStore::Full::owner);
+    if (refused == "client_work_cap") return admission_reply(Scheduler::Admission::client_cap);
+    return queue_full_reply("the cluster's job queue (queue_size) or max_jobs is full");
   }
 
   // An answer known at once, recorded into the job (stored already).
@@ -522,16 +550,10 @@ class ApiImpl final : public Api {
 
   // Queues the work; a refusal is its answer.
   std::shared_ptr<Ticket> submit_stream(const std::shared_ptr<Work>& work) {
-    switch (core_->scheduler.submit(work)) {
-      case Scheduler::Admission::accepted:
-        return std::make_shared<WorkTicket>(core_, work);
-      case Scheduler::Admission::queue_full:
-        core_->scheduler.refuse(*work, queue_full_reply("the analysis queue is full"));
-        break;
-      case Scheduler::Admission::shutting_down:
-        core_->scheduler.refuse(*work, shutting_down_reply());
-        break;
-    }
+    const auto admission = core_->scheduler.submit(work);
+    if (admission == Scheduler::Admission::accepted)
+      return std::make_shared<WorkTicket>(core_, work);
+    core_->scheduler.refuse(*work, admission_reply(admission));
     return std::make_shared<NoTicket>();
   }
 
@@ -544,18 +566,57 @@ class ApiImpl final : public Api {
       std::lock_guard lock(job->mutex);
       job->work = work;
     }
-    switch (core_->scheduler.submit(work)) {
+    const auto admission = core_->scheduler.submit(work);
+    switch (admission) {
       case Scheduler::Admission::accepted:
         return accepted(*job);
       case Scheduler::Admission::queue_full:
+      case Scheduler::Admission::client_cap:
         jobs_.remove(job->id);
         core_->store->remove_job(job->id);
-        return queue_full_reply("the analysis queue is full");
+        return admission_reply(admission);
       case Scheduler::Admission::shutting_down:
         break;
     }
     jobs_.remove(job->id);
     core_->store->remove_job(job->id);
+    return shutting_down_reply();
+  }
+
+  // A job the scheduler would refuse now is refused before it is stored.
+  // Several instances queue jobs in the store instead (cluster.h).
+  std::optional<Reply> refused_job(const Origin& origin) const {
+    if (core_->store->queue()) return std::nullopt;
+    const auto a = core_->scheduler.admissible(origin.owner, engine::Priority::batch);
+    if (a == Scheduler::Admission::accepted) return std::nullopt;
+    return admission_reply(a);
+  }
+
+  Reply jobs_full_reply(JobStore::Full full) const {
+    if (full == JobStore::Full::owner) {
+      Reply r = error_reply(
+          429, "client_jobs_cap",
+          "this client has " + std::to_string(core_->config.max_jobs_per_client) +
+              " jobs kept already (max_jobs_per_client, finished ones included until their "
+              "retention ends); retry when some have expired, or read and let them expire");
+      r.headers.emplace_back("Retry-After",
+                             std::to_string(std::clamp(core_->config.job_retention_s, 1, 60)));
+      return r;
+    }
+    return queue_full_reply("too many jobs are kept; retry when some have expired");
+  }
+
+  // The answer to a work the scheduler did not admit.
+  Reply admission_reply(Scheduler::Admission a) const {
+    switch (a) {
+      case Scheduler::Admission::queue_full:
+        return queue_full_reply("the analysis queue is full");
+      case Scheduler::Admission::client_cap:
+        return client_cap_reply(core_->config);
+      case Scheduler::Admission::shutting_down:
+      case Scheduler::Admission::accepted:
+        break;
+    }
     return shutting_down_reply();
   }
 

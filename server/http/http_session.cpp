@@ -316,7 +316,8 @@ void HttpSession::dispatch_route(Request& req) {
       if (auto body = parse()) reply(api.moves(*body));
       return;
     case Route::perft:
-      if (auto body = parse()) {
+      // A count holds a search thread like a search: it takes the same slot.
+      if (auto body = parse(); body && take_search_slot()) {
         Reporter reporter;
         reporter.on_done = deliver;
         ex_.ticket = api.perft(*body, origin(), std::move(reporter));
@@ -348,8 +349,9 @@ bool HttpSession::answer_from_memo(const Request& req) {
   return true;
 }
 
-void HttpSession::handle_analyze(Request& req, const nlohmann::json& body) {
-  const bool streaming = wants_ndjson(req);
+// The key's (or address's) concurrent-search slot, held while the search
+// or count runs: false when refused (answered already).
+bool HttpSession::take_search_slot() {
 #if KIBITZ_HAVE_ACCESS
   if (ctx_.access) {
     SearchSlot slot = ctx_.access->acquire_search(ex_.key_id, ip_);
@@ -358,12 +360,19 @@ void HttpSession::handle_analyze(Request& req, const nlohmann::json& body) {
       Headers headers;
       if (d.retry_after_s > 0) headers.emplace_back("Retry-After", std::to_string(d.retry_after_s));
       for (auto& h : d.headers) headers.push_back(std::move(h));
-      return reply_error(d.status ? d.status : 429, d.code.empty() ? "rate_limited" : d.code,
-                         d.message, std::move(headers));
+      reply_error(d.status ? d.status : 429, d.code.empty() ? "rate_limited" : d.code, d.message,
+                  std::move(headers));
+      return false;
     }
     ex_.slot = std::make_shared<SearchSlot>(std::move(slot));
   }
 #endif
+  return true;
+}
+
+void HttpSession::handle_analyze(Request& req, const nlohmann::json& body) {
+  const bool streaming = wants_ndjson(req);
+  if (!take_search_slot()) return;
   if (streaming) {
     // The header goes out with the first line (write_stream), so an invalid
     // request still gets a plain JSON error with its status. HTTP/1.0 has no

@@ -86,6 +86,7 @@ class HttpSession : public Session, public std::enable_shared_from_this<HttpSess
   bool check_access(const Request& req);
   void upgrade(Request&& req);
 
+  bool take_search_slot();
   void handle_analyze(Request& req, const nlohmann::json& body);
   void on_analyze_done(uint64_t seq, Reply reply);
   void on_stream_info(uint64_t seq, std::string line);

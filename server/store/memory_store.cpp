@@ -17,7 +17,7 @@ class MemoryStore final : public Store {
 
   std::string_view backend() const override { return "memory"; }
 
-  Status create_job(const JobRecord& job) override {
+  Status create_job(const JobRecord& job, std::string* /*refused*/) override {
     std::lock_guard lock(mutex_);
     jobs_[job.id] = job;
     return true;

@@ -126,7 +126,7 @@ class SqliteStore final : public Store {
 
   std::string_view backend() const override { return "sqlite"; }
 
-  Status create_job(const JobRecord& j) override {
+  Status create_job(const JobRecord& j, std::string* /*refused*/) override {
     return submit(
         [j](Writer& w) {
           auto& s = w.insert_job;

@@ -67,7 +67,10 @@ class Store {  // thread-safe
   virtual std::string_view backend() const = 0;  // "sqlite", "memory" or "redis"
 
   // --- jobs ---
-  virtual Status create_job(const JobRecord& job) = 0;  // durable
+  // Durable. A store that enforces caps itself (Redis, for several
+  // instances) answers false and names the cap in `refused`
+  // ("queue_full", "client_work_cap" or "client_jobs_cap").
+  virtual Status create_job(const JobRecord& job, std::string* refused = nullptr) = 0;
   virtual Status update_job(const JobUpdate& update, bool durable) = 0;
   // A review's finished ply (0-based) and its searches, written behind.
   virtual void save_ply(const std::string& id, int ply, const nlohmann::json& data) = 0;
@@ -116,6 +119,12 @@ struct Settings {
   std::string redis_url = "redis://127.0.0.1:6379";
   int claim_idle_ms = 30000;
   int64_t job_retention_ms = 3600 * 1000;  // a finished job's time to live (redis)
+  // redis: the caps the single-instance backends leave to the server's
+  // memory (api/jobs.h, api/scheduler.h), enforced in Redis for the whole
+  // cluster when a job is created; 0: no cap. And the longest an unfinished
+  // job may live (its deadline), after which its keys expire.
+  size_t max_jobs = 0, max_jobs_per_client = 0, max_work_per_client = 0, max_queued_jobs = 0;
+  int64_t job_deadline_ms = 600'000;
 };
 
 // Opens the backend. Errors are one line for the operator: the file is
