@@ -9,6 +9,7 @@
 #include "common/contain.h"
 
 #include "server/api/cluster.h"
+#include "server/api/idempotency.h"
 #include "server/api/jobs.h"
 #include "server/api/json_util.h"
 #include "server/api/library.h"
@@ -167,7 +168,9 @@ class ApiImpl final : public Api {
     if (shutting_down_) return shutting_down_reply();
     auto call = decode_analyze(request, caps_, core_->service, engine::Priority::batch, false);
     if (!call) return call.error();
-    auto job = jobs_.create("analyze");
+    auto keyed = idempotent(origin, "analyze", request);
+    if (keyed.reply) return std::move(*keyed.reply);
+    auto job = jobs_.create("analyze", keyed.id);
     if (!job) return queue_full_reply("too many jobs are kept; retry when some have expired");
     auto now = immediate(*call, false);
     if (auto stored = store_new(*job, request, origin.owner, now ? &*now : nullptr); !stored) {
@@ -188,7 +191,9 @@ class ApiImpl final : public Api {
     if (shutting_down_) return shutting_down_reply();
     auto call = decode_annotate(request, caps_, core_->service);
     if (!call) return call.error();
-    auto job = jobs_.create("annotate");
+    auto keyed = idempotent(origin, "annotate", request);
+    if (keyed.reply) return std::move(*keyed.reply);
+    auto job = jobs_.create("annotate", keyed.id);
     if (!job) return queue_full_reply("too many jobs are kept; retry when some have expired");
     {
       std::lock_guard lock(job->mutex);
@@ -343,6 +348,63 @@ class ApiImpl final : public Api {
   }
 
   Reporter reporter_for(const std::shared_ptr<Job>& job) { return Job::reporter_for(job, core_); }
+
+  // A submission with an Idempotency-Key (api/idempotency.h): `reply` when
+  // it is answered already (the first job again, 409, 422, 400, 503), else
+  // the id its job takes ("": any). `pass` is held until the job is stored.
+  struct Keyed {
+    std::optional<Reply> reply;
+    std::string id;
+    IdempotencyGate::Pass pass;
+  };
+  Keyed idempotent(const Origin& origin, std::string_view kind, const json& request) {
+    Keyed k;
+    if (!origin.idempotency_key) return k;
+    auto key = check_idempotency_key(*origin.idempotency_key);
+    if (!key) {
+      k.reply = error_reply(400, "invalid_request", key.error());
+      return k;
+    }
+    k.pass = idempotency_gate_.enter(origin.owner, *key);
+    if (!k.pass) {
+      k.reply = error_reply(409, "idempotency_key_in_use",
+                            "a request with this Idempotency-Key is being processed; retry when "
+                            "it has been answered");
+      k.reply->headers.emplace_back("Retry-After", "1");
+      return k;
+    }
+    const std::string fingerprint = request_fingerprint(kind, request);
+    // Kept as long as the job can be: its deadline, then its retention.
+    const int64_t ttl_ms =
+        core_->config.job_deadline_ms + int64_t(core_->config.job_retention_s) * 1000;
+    const std::string fresh = random_job_id();
+    auto bound = core_->store->bind_idempotency_key(origin.owner, *key, {fresh, fingerprint},
+                                                    std::max<int64_t>(1, ttl_ms));
+    if (!bound) {
+      k.reply = storage_reply(bound.error());
+      return k;
+    }
+    if (!*bound) {  // the first time: the job takes the id just bound
+      k.id = fresh;
+      return k;
+    }
+    const store::IdempotencyBinding& first = **bound;
+    if (first.fingerprint != fingerprint) {
+      k.reply = error_reply(422, "idempotency_key_reused",
+                            "this Idempotency-Key was used with another request; use a new key "
+                            "for a new request");
+      return k;
+    }
+    if (first.job_kept || jobs_.find(first.job_id)) {
+      k.reply = accepted_id(first.job_id);
+      k.reply->headers.emplace_back("Idempotent-Replayed", "true");
+      return k;
+    }
+    // Bound by an attempt whose job was never kept (the store failed after
+    // the binding, or the process died): made now, under that id.
+    k.id = first.job_id;
+    return k;
+  }
 
   // At start: the jobs the store kept. Finished ones are readable until
   // their retention ends; cancelled ones end as cancelled; the others run
@@ -599,11 +661,12 @@ class ApiImpl final : public Api {
     if (work) core_->scheduler.cancel(work);
   }
 
-  static Reply accepted(const Job& job) {
+  static Reply accepted(const Job& job) { return accepted_id(job.id); }
+  static Reply accepted_id(const std::string& id) {
     // "queued" as the contract says: accepted into the queue (it may have
     // started, or even finished, by the time the client asks).
     return Reply{
-        202, {{"id", job.id}, {"status", "queued"}}, nullptr, {{"Location", "/v1/jobs/" + job.id}}};
+        202, {{"id", id}, {"status", "queued"}}, nullptr, {{"Location", "/v1/jobs/" + id}}};
   }
 
   static Reply not_found(std::string_view id) {
@@ -619,6 +682,7 @@ class ApiImpl final : public Api {
   std::atomic<bool> shutting_down_{false};
   std::atomic<uint64_t> sequence_{0};
   std::atomic<int64_t> last_expiry_ms_{0};
+  IdempotencyGate idempotency_gate_;
   std::thread slicer_;
   std::unique_ptr<Dispatcher> dispatcher_;  // several instances: takes jobs from the shared queue
 };

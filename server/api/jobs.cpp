@@ -113,15 +113,16 @@ Reporter Job::reporter_for(const std::shared_ptr<Job>& job, std::weak_ptr<ApiCor
   return s;
 }
 
-std::shared_ptr<Job> JobStore::create(std::string kind) {
+std::shared_ptr<Job> JobStore::create(std::string kind, const std::string& id) {
   const auto now = engine::Clock::now();
   std::lock_guard lock(mutex_);
   // The sweep reads every job: once a second, or when the count is reached.
   if (now - last_purge_ >= std::chrono::seconds(1) || jobs_.size() >= max_jobs_) purge(now);
   if (jobs_.size() >= max_jobs_) return nullptr;
   auto job = std::make_shared<Job>();
-  do job->id = random_job_id();
-  while (jobs_.count(job->id));
+  if (!id.empty() && jobs_.count(id)) return nullptr;  // the caller checked; a race lost
+  job->id = id;
+  while (job->id.empty() || jobs_.count(job->id)) job->id = random_job_id();
   job->kind = std::move(kind);
   job->created = now;
   jobs_.emplace(job->id, job);

@@ -54,8 +54,8 @@ class JobStore {  // thread-safe
   JobStore(size_t max_jobs, std::chrono::seconds retention)
       : max_jobs_(max_jobs), retention_(retention) {}
 
-  // A new job, or nullptr when max_jobs are kept already.
-  std::shared_ptr<Job> create(std::string kind);
+  // A new job, or nullptr when max_jobs are kept already; `id` "": a random one.
+  std::shared_ptr<Job> create(std::string kind, const std::string& id = "");
   // A job kept before a restart, whatever the count.
   void restore(std::shared_ptr<Job> job);
   void remove(const std::string& id);  // a job that could not be queued

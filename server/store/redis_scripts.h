@@ -5,7 +5,8 @@
 // "kibitz:plies:ID" (a review's finished plies), "kibitz:jobs" (the stream
 // read by the consumer group "kibitz"), "kibitz:eval:POSITION" (a hash,
 // lines -> "DEPTH BODY"), counters "kibitz:finished", "kibitz:evals",
-// "kibitz:eval_bytes"; channel "kibitz:cancel".
+// "kibitz:eval_bytes"; channel "kibitz:cancel"; "kibitz:idem:LEN:OWNER:KEY"
+// -> "JOB_ID FINGERPRINT" (an Idempotency-Key, with a TTL).
 #pragma once
 
 namespace kibitz::server::store::redis_lua {
@@ -128,6 +129,18 @@ redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
 redis.call('INCRBY', KEYS[3], string.len(ARGV[3]))
 redis.call('PEXPIRE', KEYS[1], ARGV[4])
 return 1
+)lua";
+
+// KEYS idempotency key. ARGV "JOB_ID FINGERPRINT", ttl_ms. Binds the key
+// (nil), or returns what it is bound to and whether that job's hash exists.
+inline constexpr const char* kBindKey = R"lua(
+local v = redis.call('GET', KEYS[1])
+if not v then
+  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+  return nil
+end
+local id = string.match(v, '^(%S+)') or ''
+return {v, redis.call('EXISTS', 'kibitz:job:' .. id)}
 )lua";
 
 }  // namespace kibitz::server::store::redis_lua
