@@ -171,7 +171,9 @@ class ApiImpl final : public Api {
     auto keyed = idempotent(origin, "analyze", request);
     if (keyed.reply) return std::move(*keyed.reply);
     auto job = jobs_.create("analyze", keyed.id);
-    if (!job) return queue_full_reply("too many jobs are kept; retry when some have expired");
+    if (!job)
+      return keyed.settle(*core_->store,
+                          queue_full_reply("too many jobs are kept; retry when some have expired"));
     auto now = immediate(*call, false);
     if (auto stored = store_new(*job, request, origin.owner, now ? &*now : nullptr); !stored) {
       jobs_.remove(job->id);
@@ -184,7 +186,7 @@ class ApiImpl final : public Api {
     auto work = std::make_shared<AnalysisWork>(core_, std::move(*call), reporter_for(job), job->id,
                                                deadline());
     work->owner = origin.owner;
-    return submit_job_work(job, work);
+    return keyed.settle(*core_->store, submit_job_work(job, work));
   }
 
   Reply annotate(const json& request, const Origin& origin) override {
@@ -194,7 +196,9 @@ class ApiImpl final : public Api {
     auto keyed = idempotent(origin, "annotate", request);
     if (keyed.reply) return std::move(*keyed.reply);
     auto job = jobs_.create("annotate", keyed.id);
-    if (!job) return queue_full_reply("too many jobs are kept; retry when some have expired");
+    if (!job)
+      return keyed.settle(*core_->store,
+                          queue_full_reply("too many jobs are kept; retry when some have expired"));
     {
       std::lock_guard lock(job->mutex);
       job->progress = {{"ply", 0}, {"plies", call->plies}};
@@ -207,7 +211,7 @@ class ApiImpl final : public Api {
     auto work = std::make_shared<ReviewWork>(core_, std::move(*call), reporter_for(job), job->id,
                                              deadline());
     work->owner = origin.owner;
-    return submit_job_work(job, work);
+    return keyed.settle(*core_->store, submit_job_work(job, work));
   }
 
   Reply get_job(std::string_view id) override {
@@ -356,6 +360,14 @@ class ApiImpl final : public Api {
     std::optional<Reply> reply;
     std::string id;
     IdempotencyGate::Pass pass;
+    std::string owner, key;  // once bound
+    // A job refused at a cap (429, or 503 shutting_down) unbinds its key:
+    // refusals leave nothing in the store. A store failure keeps it: the
+    // job may have been stored all the same (a Redis timeout).
+    Reply settle(store::Store& st, Reply r) const {
+      if (r.status != 202 && !key.empty()) st.release_idempotency_key(owner, key, id);
+      return r;
+    }
   };
   Keyed idempotent(const Origin& origin, std::string_view kind, const json& request) {
     Keyed k;
@@ -386,6 +398,8 @@ class ApiImpl final : public Api {
     }
     if (!*bound) {  // the first time: the job takes the id just bound
       k.id = fresh;
+      k.owner = origin.owner;
+      k.key = *key;
       return k;
     }
     const store::IdempotencyBinding& first = **bound;
@@ -403,6 +417,8 @@ class ApiImpl final : public Api {
     // Bound by an attempt whose job was never kept (the store failed after
     // the binding, or the process died): made now, under that id.
     k.id = first.job_id;
+    k.owner = origin.owner;
+    k.key = *key;
     return k;
   }
 

@@ -52,7 +52,7 @@ struct Origin {
   engine::Priority priority = engine::Priority::interactive;
   bool allow_infinite = false;  // "limits.infinite" (WebSocket only)
   // The Idempotency-Key header of a job submission, as sent (api/idempotency.h).
-  std::optional<std::string> idempotency_key;
+  std::optional<std::string> idempotency_key = std::nullopt;
 };
 
 class Ticket {  // a running request; cancel() is idempotent, thread-safe

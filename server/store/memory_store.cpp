@@ -138,6 +138,13 @@ class MemoryStore final : public Store {
     return std::optional<IdempotencyBinding>();
   }
 
+  void release_idempotency_key(const std::string& owner, const std::string& key,
+                               const std::string& job_id) override {
+    std::lock_guard lock(mutex_);
+    auto it = keys_.find(std::to_string(owner.size()) + ":" + owner + key);
+    if (it != keys_.end() && it->second.first.job_id == job_id) keys_.erase(it);
+  }
+
  private:
   struct Entry {
     std::string position;

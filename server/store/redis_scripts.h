@@ -143,4 +143,11 @@ local id = string.match(v, '^(%S+)') or ''
 return {v, redis.call('EXISTS', 'kibitz:job:' .. id)}
 )lua";
 
+// KEYS idempotency key. ARGV job id. Deleted if it is bound to that job.
+inline constexpr const char* kReleaseKey = R"lua(
+local v = redis.call('GET', KEYS[1])
+if v and string.match(v, '^(%S+)') == ARGV[1] then redis.call('DEL', KEYS[1]) return 1 end
+return 0
+)lua";
+
 }  // namespace kibitz::server::store::redis_lua

@@ -211,6 +211,11 @@ class RedisStore final : public Store, public JobQueue {
                                             e[1].integer == 1});
   }
 
+  void release_idempotency_key(const std::string& owner, const std::string& key,
+                               const std::string& job_id) override {
+    behind(eval(redis_lua::kReleaseKey, {idempotency_key(owner, key)}, {job_id}));
+  }
+
   std::optional<JobRecord> load_job(const std::string& id) override {
     auto r = run({"HGETALL", job_key(id)}, false);
     if (!r || r->items().empty()) return std::nullopt;

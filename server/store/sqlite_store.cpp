@@ -366,6 +366,20 @@ class SqliteStore final : public Store {
     return *kept;
   }
 
+  void release_idempotency_key(const std::string& owner, const std::string& key,
+                               const std::string& job_id) override {
+    (void)submit(
+        [=](Writer& w) {
+          SQLite::Statement d(
+              w.db, "DELETE FROM idempotency_keys WHERE owner = ? AND key = ? AND job_id = ?");
+          d.bind(1, owner);
+          d.bind(2, key);
+          d.bind(3, job_id);
+          d.exec();
+        },
+        false);
+  }
+
   LibraryStats library_stats() override {
     std::lock_guard lock(mutex_);
     return {library_bytes_, entries_};

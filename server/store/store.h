@@ -94,6 +94,10 @@ class Store {  // thread-safe
   // is returned. Durable, and atomic across the instances sharing the store.
   virtual BindResult bind_idempotency_key(const std::string& owner, const std::string& key,
                                           const IdempotencyBinding& binding, int64_t ttl_ms) = 0;
+  // Unbinds `key` of `owner` if it is still bound to `job_id`: a submission
+  // refused after its key was bound (a cap) leaves nothing. Written behind.
+  virtual void release_idempotency_key(const std::string& owner, const std::string& key,
+                                       const std::string& job_id) = 0;
 
   // --- the evaluation library ---
   // The deepest analysis of `position` with at least `multipv` lines and

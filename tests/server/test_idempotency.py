@@ -16,7 +16,7 @@ import tempfile
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from kibitz_server import CHESS_MIDDLE, Schemas, Server  # noqa: E402
+from kibitz_server import CHESS_MIDDLE, Schemas, Server, wait_until  # noqa: E402
 
 SCHEMAS = Schemas()
 # Long enough that the job is still there to be replayed, short enough to end.
@@ -142,6 +142,25 @@ class IdempotencyTest(unittest.TestCase):
         self.assertEqual((status, r["error"]["code"]), (400, "invalid_fen"), r)
         self.assertEqual(self.jobs_in_store(), 1)
         self.assertEqual(self.rows("SELECT count(*) FROM idempotency_keys")[0][0], 1)
+
+    def test_a_refused_submission_leaves_no_key(self):
+        """At max_jobs a keyed submission is 429 and unbinds its key (written
+        behind): keys cannot pile up past the jobs they name."""
+        self.server.kill()
+        self.server = Server(env=dict(self.env, KIBITZ_MAX_JOBS="1"))
+        self.server.start()
+        status, _, first = self.submit("/v1/jobs", JOB, key("fits"))
+        self.assertEqual(status, 202, first)
+        for i in range(5):
+            status, _, r = self.submit("/v1/jobs", JOB, key("over-%d" % i))
+            self.assertEqual((status, r["error"]["code"]), (429, "queue_full"), r)
+        self.assertTrue(wait_until(
+            lambda: self.rows("SELECT key FROM idempotency_keys") == [("fits",)], timeout=20),
+            self.rows("SELECT key FROM idempotency_keys"))
+        self.assertEqual(self.jobs_in_store(), 1)
+        # The kept one still answers its repeat, at the cap too.
+        status, _, again = self.submit("/v1/jobs", JOB, key("fits"))
+        self.assertEqual((status, again["id"]), (202, first["id"]))
 
     def test_keys_belong_to_one_client(self):
         """127.0.0.2 is another client than 127.0.0.1 (no access control):
