@@ -77,8 +77,8 @@ void binds_once(Store& st) {
   EXPECT_EQ((*r)->job_id, "id-1");
   EXPECT_EQ((*r)->fingerprint, "fp-1");
   // Another owner, or an owner and key that spell the same text, are others.
-  for (auto [owner, key] : {std::pair{"127.0.0.2", "k"}, std::pair{"127.0.0.1k", ""},
-                            std::pair{"127.0.0.", "1k"}}) {
+  for (auto [owner, key] :
+       {std::pair{"127.0.0.2", "k"}, std::pair{"127.0.0.1k", ""}, std::pair{"127.0.0.", "1k"}}) {
     r = st.bind_idempotency_key(owner, key, {"id-3", "fp-3"}, 60'000);
     ASSERT_TRUE(r) << r.error();
     EXPECT_FALSE(r->has_value()) << owner << " " << key;
