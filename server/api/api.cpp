@@ -9,6 +9,7 @@
 #include "common/contain.h"
 
 #include "server/api/cluster.h"
+#include "server/api/idempotency.h"
 #include "server/api/jobs.h"
 #include "server/api/json_util.h"
 #include "server/api/library.h"
@@ -177,15 +178,17 @@ class ApiImpl final : public Api {
     if (shutting_down_) return shutting_down_reply();
     auto call = decode_analyze(request, caps_, core_->service, engine::Priority::batch, false);
     if (!call) return call.error();
+    auto keyed = idempotent(origin, "analyze", request);
+    if (keyed.reply) return std::move(*keyed.reply);
     auto now = immediate(*call, false);
     if (!now)  // an answer at once takes no search: only the jobs cap counts
-      if (auto no = refused_job(origin)) return std::move(*no);
+      if (auto no = refused_job(origin)) return keyed.settle(*core_->store, std::move(*no));
     JobStore::Full full;
-    auto job = jobs_.create("analyze", origin.owner, &full);
-    if (!job) return jobs_full_reply(full);
+    auto job = jobs_.create("analyze", origin.owner, &full, keyed.id);
+    if (!job) return keyed.settle(*core_->store, jobs_full_reply(full));
     if (auto no = store_new(*job, request, origin.owner, now ? &*now : nullptr)) {
       jobs_.remove(job->id);
-      return std::move(*no);
+      return refusal(keyed, std::move(*no));
     }
     if (now) {
       record_immediate(*job, std::move(*now));
@@ -194,30 +197,32 @@ class ApiImpl final : public Api {
     auto work = std::make_shared<AnalysisWork>(core_, std::move(*call), reporter_for(job), job->id,
                                                deadline());
     work->owner = origin.owner;
-    return submit_job_work(job, work);
+    return keyed.settle(*core_->store, submit_job_work(job, work));
   }
 
   Reply annotate(const json& request, const Origin& origin) override {
     if (shutting_down_) return shutting_down_reply();
     auto call = decode_annotate(request, caps_, core_->service);
     if (!call) return call.error();
-    if (auto no = refused_job(origin)) return std::move(*no);
+    auto keyed = idempotent(origin, "annotate", request);
+    if (keyed.reply) return std::move(*keyed.reply);
+    if (auto no = refused_job(origin)) return keyed.settle(*core_->store, std::move(*no));
     JobStore::Full full;
-    auto job = jobs_.create("annotate", origin.owner, &full);
-    if (!job) return jobs_full_reply(full);
+    auto job = jobs_.create("annotate", origin.owner, &full, keyed.id);
+    if (!job) return keyed.settle(*core_->store, jobs_full_reply(full));
     {
       std::lock_guard lock(job->mutex);
       job->progress = {{"ply", 0}, {"plies", call->plies}};
     }
     if (auto no = store_new(*job, request, origin.owner, nullptr)) {
       jobs_.remove(job->id);
-      return std::move(*no);
+      return refusal(keyed, std::move(*no));
     }
     keep_plies(*call, job->id);
     auto work = std::make_shared<ReviewWork>(core_, std::move(*call), reporter_for(job), job->id,
                                              deadline());
     work->owner = origin.owner;
-    return submit_job_work(job, work);
+    return keyed.settle(*core_->store, submit_job_work(job, work));
   }
 
   Reply get_job(std::string_view id) override {
@@ -362,6 +367,75 @@ class ApiImpl final : public Api {
   }
 
   Reporter reporter_for(const std::shared_ptr<Job>& job) { return Job::reporter_for(job, core_); }
+
+  // A submission with an Idempotency-Key (api/idempotency.h): `reply` when
+  // it is answered already (the first job again, 409, 422, 400, 503), else
+  // the id its job takes ("": any). `pass` is held until the job is stored.
+  struct Keyed {
+    std::optional<Reply> reply;
+    std::string id;
+    IdempotencyGate::Pass pass;
+    std::string owner, key;  // once bound
+    // A job refused at a cap (429, or 503 shutting_down) unbinds its key:
+    // refusals leave nothing in the store. A store failure keeps it: the
+    // job may have been stored all the same (a Redis timeout).
+    Reply settle(store::Store& st, Reply r) const {
+      if (r.status != 202 && !key.empty()) st.release_idempotency_key(owner, key, id);
+      return r;
+    }
+  };
+  Keyed idempotent(const Origin& origin, std::string_view kind, const json& request) {
+    Keyed k;
+    if (!origin.idempotency_key) return k;
+    auto key = check_idempotency_key(*origin.idempotency_key);
+    if (!key) {
+      k.reply = error_reply(400, "invalid_request", key.error());
+      return k;
+    }
+    k.pass = idempotency_gate_.enter(origin.owner, *key);
+    if (!k.pass) {
+      k.reply = error_reply(409, "idempotency_key_in_use",
+                            "a request with this Idempotency-Key is being processed; retry when "
+                            "it has been answered");
+      k.reply->headers.emplace_back("Retry-After", "1");
+      return k;
+    }
+    const std::string fingerprint = request_fingerprint(kind, request);
+    // Kept as long as the job can be: its deadline, then its retention.
+    const int64_t ttl_ms =
+        core_->config.job_deadline_ms + int64_t(core_->config.job_retention_s) * 1000;
+    const std::string fresh = random_job_id();
+    auto bound = core_->store->bind_idempotency_key(origin.owner, *key, {fresh, fingerprint},
+                                                    std::max<int64_t>(1, ttl_ms));
+    if (!bound) {
+      k.reply = storage_reply(bound.error());
+      return k;
+    }
+    if (!*bound) {  // the first time: the job takes the id just bound
+      k.id = fresh;
+      k.owner = origin.owner;
+      k.key = *key;
+      return k;
+    }
+    const store::IdempotencyBinding& first = **bound;
+    if (first.fingerprint != fingerprint) {
+      k.reply = error_reply(422, "idempotency_key_reused",
+                            "this Idempotency-Key was used with another request; use a new key "
+                            "for a new request");
+      return k;
+    }
+    if (first.job_kept || jobs_.find(first.job_id)) {
+      k.reply = accepted_id(first.job_id);
+      k.reply->headers.emplace_back("Idempotent-Replayed", "true");
+      return k;
+    }
+    // Bound by an attempt whose job was never kept (the store failed after
+    // the binding, or the process died): made now, under that id.
+    k.id = first.job_id;
+    k.owner = origin.owner;
+    k.key = *key;
+    return k;
+  }
 
   // At start: the jobs the store kept. Finished ones are readable until
   // their retention ends; cancelled ones end as cancelled; the others run
@@ -592,6 +666,13 @@ class ApiImpl final : public Api {
     return admission_reply(a);
   }
 
+  // A job the store did not keep: refused at a cap of the store's (Redis),
+  // its key is unbound like any refusal's; a store failure keeps it (the
+  // job may have been stored all the same: a Redis timeout).
+  Reply refusal(const Keyed& keyed, Reply r) const {
+    return r.status == 429 ? keyed.settle(*core_->store, std::move(r)) : r;
+  }
+
   Reply jobs_full_reply(JobStore::Full full) const {
     if (full == JobStore::Full::owner) {
       Reply r = error_reply(
@@ -603,7 +684,12 @@ class ApiImpl final : public Api {
                              std::to_string(std::clamp(core_->config.job_retention_s, 1, 60)));
       return r;
     }
-    return queue_full_reply("too many jobs are kept; retry when some have expired");
+    if (full == JobStore::Full::all)
+      return queue_full_reply("too many jobs are kept; retry when some have expired");
+    // The id of a repeated submission taken by a job made meanwhile.
+    return error_reply(409, "idempotency_key_in_use",
+                       "a request with this Idempotency-Key is being processed; retry when it has "
+                       "been answered");
   }
 
   // The answer to a work the scheduler did not admit.
@@ -660,11 +746,12 @@ class ApiImpl final : public Api {
     if (work) core_->scheduler.cancel(work);
   }
 
-  static Reply accepted(const Job& job) {
+  static Reply accepted(const Job& job) { return accepted_id(job.id); }
+  static Reply accepted_id(const std::string& id) {
     // "queued" as the contract says: accepted into the queue (it may have
     // started, or even finished, by the time the client asks).
     return Reply{
-        202, {{"id", job.id}, {"status", "queued"}}, nullptr, {{"Location", "/v1/jobs/" + job.id}}};
+        202, {{"id", id}, {"status", "queued"}}, nullptr, {{"Location", "/v1/jobs/" + id}}};
   }
 
   static Reply not_found(std::string_view id) {
@@ -680,6 +767,7 @@ class ApiImpl final : public Api {
   std::atomic<bool> shutting_down_{false};
   std::atomic<uint64_t> sequence_{0};
   std::atomic<int64_t> last_expiry_ms_{0};
+  IdempotencyGate idempotency_gate_;
   std::thread slicer_;
   std::unique_ptr<Dispatcher> dispatcher_;  // several instances: takes jobs from the shared queue
 };

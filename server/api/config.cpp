@@ -9,6 +9,8 @@
 #include <variant>
 #include <vector>
 
+#include "server/store/redis_conn.h"
+
 namespace kibitz::server {
 
 extern const std::string_view kEmbeddedConfig;  // embedded_config.cpp, from config/kibitz.json
@@ -215,8 +217,11 @@ Result decode_store(Config& config) {
     return Unexpected("setting 'store.backend' must be \"sqlite\", \"memory\" or \"redis\", not '" +
                       s.backend + "'");
   if (s.backend == "redis" && s.redis_url.rfind("redis://", 0) != 0)
-    return Unexpected("setting 'store.redis_url' must be redis://HOST:PORT, not '" + s.redis_url +
-                      "'");
+    return Unexpected("setting 'store.redis_url' must be redis://[USER:PASSWORD@]HOST:PORT, not '" +
+                      store::redact_redis_url(s.redis_url) + "'");
+  // Not a setting of the file: a secret is best kept out of files that are
+  // shown or committed. Over the password in redis_url; never shown.
+  if (const char* pw = std::getenv("KIBITZ_REDIS_PASSWORD")) s.redis_password = pw;
   s.job_retention_ms = int64_t(config.job_retention_s) * 1000;
   s.job_deadline_ms = config.job_deadline_ms;
   s.max_jobs = config.max_jobs;
@@ -276,7 +281,7 @@ nlohmann::json to_json(const Config& config) {
                 {"path", s.path},
                 {"library_min_depth", s.library_min_depth},
                 {"library_mib", s.library_mib},
-                {"redis_url", s.redis_url},
+                {"redis_url", store::redact_redis_url(s.redis_url)},
                 {"claim_idle_ms", s.claim_idle_ms}};
   return j;
 }

@@ -122,7 +122,8 @@ Reporter Job::reporter_for(const std::shared_ptr<Job>& job, std::weak_ptr<ApiCor
   return s;
 }
 
-std::shared_ptr<Job> JobStore::create(std::string kind, std::string owner, Full* full) {
+std::shared_ptr<Job> JobStore::create(std::string kind, std::string owner, Full* full,
+                                     const std::string& id) {
   const auto now = engine::Clock::now();
   std::lock_guard lock(mutex_);
   const auto owned = [&] {
@@ -139,8 +140,9 @@ std::shared_ptr<Job> JobStore::create(std::string kind, std::string owner, Full*
   if (full) *full = why;
   if (why != Full::no) return nullptr;
   auto job = std::make_shared<Job>();
-  do job->id = random_job_id();
-  while (jobs_.count(job->id));
+  if (!id.empty() && jobs_.count(id)) return nullptr;  // the caller checked; a race lost
+  job->id = id;
+  while (job->id.empty() || jobs_.count(job->id)) job->id = random_job_id();
   job->kind = std::move(kind);
   job->owner = std::move(owner);
   job->created = now;

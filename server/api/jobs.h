@@ -63,8 +63,10 @@ class JobStore {  // thread-safe
 
   enum class Full { no, all, owner };  // why create gave nullptr
   // A new job of this owner, or nullptr when max_jobs are kept already
-  // (`full` = all) or max_per_owner of this owner's (`full` = owner).
-  std::shared_ptr<Job> create(std::string kind, std::string owner, Full* full = nullptr);
+  // (`full` = all) or max_per_owner of this owner's (`full` = owner); `id`
+  // "": a random one.
+  std::shared_ptr<Job> create(std::string kind, std::string owner, Full* full = nullptr,
+                              const std::string& id = "");
   // A job kept before a restart, whatever the count.
   void restore(std::shared_ptr<Job> job);
   void remove(const std::string& id);  // a job that could not be queued

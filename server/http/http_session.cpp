@@ -200,6 +200,14 @@ void HttpSession::handle(Request&& req) {
     if (!check_access(req)) return;
     return upgrade(std::move(req));
   }
+  // ?access_token= is for the WebSocket upgrade alone (browsers cannot set
+  // headers there). Anywhere else a token in the URL would end up in proxy
+  // logs and histories for nothing: refused, so the client learns to use
+  // the header rather than getting a puzzling 401.
+  if (ex_.parsed.query_param("access_token"))
+    return reply_error(400, "invalid_request",
+                       "the access_token query parameter is accepted only on the WebSocket "
+                       "upgrade (GET /v1/ws); send the key as \"Authorization: Bearer KEY\"");
   dispatch_route(req);
 }
 
@@ -213,7 +221,9 @@ bool HttpSession::check_access(const Request& req) {
   ar.origin = sv(req[http::field::origin]);
   ar.host = sv(req[http::field::host]);
   ar.ip = ip_;
-  const auto token = ex_.parsed.query_param("access_token");
+  // Only the upgrade gets this far with one (handle() refuses it elsewhere).
+  const auto token =
+      ex_.route.route == Route::ws ? ex_.parsed.query_param("access_token") : std::nullopt;
   if (token) ar.access_token = *token;
   AccessDecision d = ctx_.access->check(ar);
   ex_.extra = std::move(d.headers);
@@ -304,7 +314,7 @@ void HttpSession::dispatch_route(Request& req) {
       if (auto body = parse()) handle_analyze(req, *body);
       return;
     case Route::jobs:
-      if (auto body = parse()) reply(api.submit_job(*body, origin()));
+      if (auto body = parse()) reply(api.submit_job(*body, job_origin(req)));
       return;
     case Route::job:
       return reply(ex_.method == "DELETE" ? api.delete_job(route.id) : api.get_job(route.id));
@@ -324,7 +334,7 @@ void HttpSession::dispatch_route(Request& req) {
       }
       return;
     case Route::annotate:
-      if (auto body = parse()) reply(api.annotate(*body, origin()));
+      if (auto body = parse()) reply(api.annotate(*body, job_origin(req)));
       return;
     case Route::ws:
       return reply_error(426, "invalid_request", "GET /v1/ws needs a WebSocket upgrade",
@@ -620,6 +630,21 @@ void HttpSession::reply(Reply r) {
 Origin HttpSession::origin() const {
   Origin o;
   o.owner = search_owner(ip_, ex_.key_id);
+  return o;
+}
+
+// A job submission's origin, with its Idempotency-Key header; several are
+// joined as HTTP joins a repeated field (", "), which no key can hold.
+Origin HttpSession::job_origin(const Request& req) const {
+  Origin o = origin();
+  auto [first, last] = req.equal_range("Idempotency-Key");
+  for (auto it = first; it != last; ++it) {
+    if (o.idempotency_key)
+      *o.idempotency_key += ", ";
+    else
+      o.idempotency_key.emplace();
+    *o.idempotency_key += sv(it->value());
+  }
   return o;
 }
 

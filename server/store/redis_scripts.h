@@ -6,10 +6,12 @@
 // read by the consumer group "kibitz"), "kibitz:eval:POSITION" (a hash,
 // lines -> "DEPTH BODY"), counters "kibitz:finished", "kibitz:evals",
 // "kibitz:eval_bytes"; the caps' sorted sets "kibitz:alljobs",
-// "kibitz:owner:OWNER:jobs" and "kibitz:owner:OWNER:open" (kCreate);
-// channel "kibitz:cancel". Every key has a TTL but the stream, which holds
-// only unfinished jobs (at most max_queued of them, kCreate) and the
-// consumer group's state.
+// "kibitz:owner:LEN:OWNER:jobs" and "...:open" (kCreate); channel
+// "kibitz:cancel"; "kibitz:idem:LEN:OWNER:KEY" -> "JOB_ID FINGERPRINT" (an
+// Idempotency-Key). Every key has a TTL but the stream, which holds only
+// unfinished jobs (at most max_queued of them, kCreate) and the consumer
+// group's state. LEN is the owner's length: no owner and suffix can spell
+// another pair's key.
 #pragma once
 
 namespace kibitz::server::store::redis_lua {
@@ -78,7 +80,8 @@ if ARGV[3] == '1' then
   redis.call('INCR', KEYS[4])
   redis.call('PEXPIRE', KEYS[4], ARGV[5])
   local v = redis.call('HMGET', KEYS[1], 'id', 'owner')
-  local id, pre = v[1] or '', 'kibitz:owner:' .. (v[2] or '')
+  local id, owner = v[1] or '', v[2] or ''
+  local pre = 'kibitz:owner:' .. string.len(owner) .. ':' .. owner
   local expiry = tonumber(ARGV[4]) + tonumber(ARGV[2])
   redis.call('ZREM', pre .. ':open', id)
   redis.call('ZADD', pre .. ':jobs', 'XX', expiry, id)
@@ -96,7 +99,8 @@ if v[1] then
   redis.call('XDEL', KEYS[3], v[1])
 end
 if v[2] then
-  local pre = 'kibitz:owner:' .. (v[3] or '')
+  local owner = v[3] or ''
+  local pre = 'kibitz:owner:' .. string.len(owner) .. ':' .. owner
   redis.call('ZREM', pre .. ':open', v[2])
   redis.call('ZREM', pre .. ':jobs', v[2])
   redis.call('ZREM', 'kibitz:alljobs', v[2])
@@ -183,6 +187,25 @@ redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
 redis.call('INCRBY', KEYS[3], string.len(ARGV[3]))
 for i = 1, 3 do redis.call('PEXPIRE', KEYS[i], ARGV[4]) end
 return 1
+)lua";
+
+// KEYS idempotency key. ARGV "JOB_ID FINGERPRINT", ttl_ms. Binds the key
+// (nil), or returns what it is bound to and whether that job's hash exists.
+inline constexpr const char* kBindKey = R"lua(
+local v = redis.call('GET', KEYS[1])
+if not v then
+  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+  return nil
+end
+local id = string.match(v, '^(%S+)') or ''
+return {v, redis.call('EXISTS', 'kibitz:job:' .. id)}
+)lua";
+
+// KEYS idempotency key. ARGV job id. Deleted if it is bound to that job.
+inline constexpr const char* kReleaseKey = R"lua(
+local v = redis.call('GET', KEYS[1])
+if v and string.match(v, '^(%S+)') == ARGV[1] then redis.call('DEL', KEYS[1]) return 1 end
+return 0
 )lua";
 
 }  // namespace kibitz::server::store::redis_lua

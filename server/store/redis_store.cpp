@@ -39,7 +39,7 @@ std::string job_key(const std::string& id) { return "kibitz:job:" + id; }
 std::string plies_key(const std::string& id) { return "kibitz:plies:" + id; }
 std::string eval_key(const std::string& position) { return "kibitz:eval:" + position; }
 std::string owner_key(const std::string& owner, const char* set) {
-  return "kibitz:owner:" + owner + ":" + set;
+  return "kibitz:owner:" + std::to_string(owner.size()) + ":" + owner + ":" + set;
 }
 constexpr const char* kAllJobs = "kibitz:alljobs";
 
@@ -47,6 +47,11 @@ int64_t now_ms() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
              std::chrono::system_clock::now().time_since_epoch())
       .count();
+}
+
+// The owner's length first: no owner and key can spell another pair's key.
+std::string idempotency_key(const std::string& owner, const std::string& key) {
+  return "kibitz:idem:" + std::to_string(owner.size()) + ":" + owner + ":" + key;
 }
 
 std::string text(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
@@ -217,6 +222,28 @@ class RedisStore final : public Store, public JobQueue {
   }
 
   void expire_jobs(int64_t) override {}  // Redis expires them (TTL)
+
+  // One script: bound once whichever instance asks first.
+  BindResult bind_idempotency_key(const std::string& owner, const std::string& key,
+                                  const IdempotencyBinding& binding, int64_t ttl_ms) override {
+    auto r = run(eval(redis_lua::kBindKey, {idempotency_key(owner, key)},
+                      {binding.job_id + " " + binding.fingerprint,
+                       std::to_string(std::max<int64_t>(1, ttl_ms))}),
+                 false);
+    if (!r) return Unexpected(r.error());
+    if (r->is_nil()) return std::optional<IdempotencyBinding>();
+    const auto& e = r->items();
+    const auto space = e.empty() ? std::string::npos : e[0].str.find(' ');
+    if (e.size() != 2 || space == std::string::npos)
+      return Unexpected(std::string("redis: a malformed key binding"));
+    return std::optional(IdempotencyBinding{e[0].str.substr(0, space), e[0].str.substr(space + 1),
+                                            e[1].integer == 1});
+  }
+
+  void release_idempotency_key(const std::string& owner, const std::string& key,
+                               const std::string& job_id) override {
+    behind(eval(redis_lua::kReleaseKey, {idempotency_key(owner, key)}, {job_id}));
+  }
 
   std::optional<JobRecord> load_job(const std::string& id) override {
     auto r = run({"HGETALL", job_key(id)}, false);
@@ -605,10 +632,12 @@ std::string redis_consumer_name() {
 Expected<std::shared_ptr<Store>, std::string> open_redis(const Settings& s) {
   auto address = parse_redis_url(s.redis_url);
   if (!address) return Unexpected("store: redis_url " + address.error());
+  if (!s.redis_password.empty()) address->password = s.redis_password;  // KIBITZ_REDIS_PASSWORD
   try {
     auto store = std::make_shared<RedisStore>(s, *address);
     if (auto ok = store->start(); !ok)
-      return Unexpected("store: cannot use redis at " + s.redis_url + ": " + ok.error());
+      return Unexpected("store: cannot use redis at " + redact_redis_url(s.redis_url) + ": " +
+                        ok.error());
     return std::shared_ptr<Store>(std::move(store));
   } catch (...) {
     return Unexpected("store: redis: " + current_exception_text());

@@ -129,7 +129,7 @@ class RedisStore(unittest.TestCase):
         # Every key written has a TTL, but the stream (the queue itself).
         keys = [k for k in self.redis.cli("--scan").split("\n") if k]
         self.assertIn("kibitz:alljobs", keys)
-        self.assertIn("kibitz:owner:127.0.0.1:open", keys)
+        self.assertIn("kibitz:owner:9:127.0.0.1:open", keys)
         for k in keys:
             if k == "kibitz:jobs":
                 continue
@@ -139,7 +139,7 @@ class RedisStore(unittest.TestCase):
             end = wait_until(lambda: finished([b], jid), timeout=60)
             self.assertEqual(end["status"], "cancelled", end)
         # Finished: out of the unfinished set; the client may queue again.
-        self.assertEqual(self.redis.cli("ZCARD", "kibitz:owner:127.0.0.1:open"), "0")
+        self.assertEqual(self.redis.cli("ZCARD", "kibitz:owner:9:127.0.0.1:open"), "0")
         status, _, body = a.post("/v1/jobs", {"fen": CHESS_MIDDLE, "limits": {"nodes": 5000}})
         self.assertEqual((status, body["error"]["code"]), (429, "client_jobs_cap"), body)
 
