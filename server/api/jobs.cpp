@@ -123,7 +123,7 @@ Reporter Job::reporter_for(const std::shared_ptr<Job>& job, std::weak_ptr<ApiCor
 }
 
 std::shared_ptr<Job> JobStore::create(std::string kind, std::string owner, Full* full,
-                                     const std::string& id) {
+                                      const std::string& id) {
   const auto now = engine::Clock::now();
   std::lock_guard lock(mutex_);
   const auto owned = [&] {

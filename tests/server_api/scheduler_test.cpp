@@ -339,9 +339,14 @@ TEST(Shares, AClientsRunningWorkHoldsAtMostItsThreads) {
   auto service = small_service(2);
   Config c = test_config();
   c.max_threads_per_client = 1;
+  c.max_depth = 64;  // the long search runs its movetime
   auto api = make_api(c, *service);
-  // A search asking for both threads gets one: its client's share.
-  Blocker blocker(*api, 2, "flood");
+  // A long search asking for both threads gets one: its client's share.
+  auto long_done = std::make_shared<std::promise<Reply>>();
+  Reporter cb;
+  cb.on_done = [long_done](Reply r) { long_done->set_value(std::move(r)); };
+  auto long_search = api->analyze({{"limits", {{"movetime_ms", 4000}}}, {"threads", 2}},
+                                  Origin{"flood", engine::Priority::interactive, false}, cb);
   EXPECT_EQ(metric(*api, "kibitz_jobs_running"), 1);
   Recorder r;
   auto f1 = r.submit(*api, "flood1", "flood", "e2e4");
@@ -351,9 +356,25 @@ TEST(Shares, AClientsRunningWorkHoldsAtMostItsThreads) {
   auto q = r.submit(*api, "quiet", "quiet", "g1f3");
   EXPECT_EQ(q->get_future().get().status, 200);
   EXPECT_EQ(metric(*api, "kibitz_jobs_queued"), 1);  // flood1 still waits
-  blocker.release();
+  long_search->cancel();
+  EXPECT_EQ(long_done->get_future().get().body["stopped"], true);
   EXPECT_EQ(f1->get_future().get().status, 200);
   EXPECT_EQ(r.order, (std::vector<std::string>{"quiet", "flood1"}));
+}
+
+TEST(Shares, AClientsOwnLiveSearchGivesWayToItsNewSearch) {
+  auto service = small_service(2);
+  Config c = test_config();
+  c.max_threads_per_client = 1;
+  auto api = make_api(c, *service);
+  Blocker live(*api, 1, "me");  // holds my share until it yields
+  Recorder r;
+  auto mine = r.submit(*api, "mine", "me", "e2e4");
+  // Not released: it ends as if stopped, at once, for my newer search.
+  Reply ended = live.done->get_future().get();
+  EXPECT_EQ(ended.status, 200);
+  EXPECT_EQ(ended.body["stopped"], true);
+  EXPECT_EQ(mine->get_future().get().status, 200);
 }
 
 TEST(Shares, BatchWorkLeavesInteractiveItsThreadsAndQueuePlaces) {
