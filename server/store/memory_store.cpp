@@ -19,7 +19,8 @@ class MemoryStore final : public Store {
 
   Status create_job(const JobRecord& job) override {
     std::lock_guard lock(mutex_);
-    jobs_[job.id] = job;
+    JobRecord& kept = jobs_[job.id] = job;
+    if (kept.finished_ms) kept.request = nullptr;  // never run again (update_job)
     return true;
   }
 
@@ -33,11 +34,23 @@ class MemoryStore final : public Store {
     if (u.result) j.result = *u.result;
     if (u.error) j.error = *u.error;
     if (u.cancel_requested) j.cancel_requested = *u.cancel_requested;
+    if (u.attempts) j.attempts = *u.attempts;
     if (u.finished_ms) {
       j.finished_ms = *u.finished_ms;
       plies_.erase(u.id);  // a finished review's plies are of no more use
+      // Nor is its request (up to max_body_bytes, kept job_retention_s):
+      // only an unfinished job is run again from it.
+      j.request = nullptr;
     }
     return true;
+  }
+
+  Expected<int, std::string> count_attempt(const std::string& id) override {
+    std::lock_guard lock(mutex_);
+    auto it = jobs_.find(id);
+    if (it == jobs_.end()) return Unexpected("no job " + id);
+    it->second.status = "running";
+    return ++it->second.attempts;
   }
 
   void save_ply(const std::string& id, int ply, const nlohmann::json& data) override {

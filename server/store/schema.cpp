@@ -48,6 +48,11 @@ CREATE TABLE evals (
 );
 CREATE INDEX evals_used ON evals (used);
 )sql",
+    // 1 -> 2: how often a job's search was started (poison jobs: one that
+    // ended the process job_max_attempts times is not run again).
+    R"sql(
+ALTER TABLE jobs ADD COLUMN attempts INTEGER NOT NULL DEFAULT 0;
+)sql",
 };
 
 int pragma_int(SQLite::Database& db, const char* pragma) {
