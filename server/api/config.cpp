@@ -58,6 +58,7 @@ const std::vector<Field>& fields() {
       {"job_deadline_ms", &Config::job_deadline_ms, 1, kMax / 2},
       {"job_retention_s", &Config::job_retention_s, 0, 10 * 365 * 86400},
       {"max_jobs", &Config::max_jobs, 1, 100'000'000},
+      {"job_max_attempts", &Config::job_max_attempts, 0, 1000},
       {"drain_ms", &Config::drain_ms, 0, 3'600'000},
       {"cache_entries", &Config::cache_entries, 0, 100'000'000},
       {"web_root", &Config::web_root},
@@ -213,6 +214,7 @@ Result decode_store(Config& config) {
     return Unexpected("setting 'store.redis_url' must be redis://HOST:PORT, not '" + s.redis_url +
                       "'");
   s.job_retention_ms = int64_t(config.job_retention_s) * 1000;
+  s.job_max_attempts = config.job_max_attempts;
   if (s.backend == "sqlite" && s.path.empty())
     return Unexpected(std::string("setting 'store.path' must not be empty"));
   return true;

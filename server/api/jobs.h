@@ -34,6 +34,9 @@ struct Job {
   bool interrupted = false;
   std::optional<engine::Clock::time_point> finished_at;
   std::shared_ptr<Work> work;  // until it finishes
+  // Its search's starts as the store counted them when this process last
+  // started it; 0 while it has not started here.
+  int attempts = 0;
 
   nlohmann::json to_json() const;
   // A reporter that records into this job, and into the store of `core`:

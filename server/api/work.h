@@ -5,9 +5,11 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
 #include "engine/service.h"
@@ -81,10 +83,15 @@ class HandleSlot {
   bool finished_ = false;
 };
 
+// A job's start, before its search: counts the attempt in the store
+// (server/api/api.cpp). An answer instead ends the work without a search.
+using BeforeSearch = std::function<std::optional<Reply>()>;
+
 class AnalysisWork final : public Work, public std::enable_shared_from_this<AnalysisWork> {
  public:
   AnalysisWork(std::shared_ptr<ApiCore> core, AnalyzeCall call, Reporter reporter, std::string name,
                engine::Clock::time_point deadline);
+  BeforeSearch before_search;  // set before it is submitted
 
  private:
   void start() override;
@@ -103,6 +110,7 @@ class ReviewWork final : public Work, public std::enable_shared_from_this<Review
  public:
   ReviewWork(std::shared_ptr<ApiCore> core, AnnotateCall call, Reporter reporter, std::string name,
              engine::Clock::time_point deadline);
+  BeforeSearch before_search;  // set before it is submitted
 
  private:
   void start() override;
