@@ -1,6 +1,7 @@
 // The memory backend: what the server kept before it had a store, behind the
 // store's interface. Nothing survives the process; every write is "durable"
 // at once. For tests, benchmarks and servers that want nothing on disk.
+// Jobs are kept without their request: nothing is run again from here.
 #include <list>
 #include <mutex>
 #include <unordered_map>
@@ -20,7 +21,10 @@ class MemoryStore final : public Store {
   Status create_job(const JobRecord& job) override {
     std::lock_guard lock(mutex_);
     JobRecord& kept = jobs_[job.id] = job;
-    if (kept.finished_ms) kept.request = nullptr;  // never run again (update_job)
+    // Not its request (up to max_body_bytes, held for the job's life): a
+    // job is run again from it only after a restart, which nothing kept
+    // here survives.
+    kept.request = nullptr;
     return true;
   }
 
@@ -38,9 +42,6 @@ class MemoryStore final : public Store {
     if (u.finished_ms) {
       j.finished_ms = *u.finished_ms;
       plies_.erase(u.id);  // a finished review's plies are of no more use
-      // Nor is its request (up to max_body_bytes, kept job_retention_s):
-      // only an unfinished job is run again from it.
-      j.request = nullptr;
     }
     return true;
   }
