@@ -95,15 +95,20 @@ return redis.call('HGETALL', KEYS[1])
 // KEYS stream. ARGV group, consumer, id, entry, id, entry... Keeps this
 // consumer's entries from going idle (XCLAIM JUSTID resets the idle time),
 // and returns {id, why} for the jobs to stop: 'c' cancelled, 'f' finished
-// elsewhere, 'l' taken over by another instance.
+// elsewhere, 'l' taken over by another instance. A job taken over from
+// this instance, which is alive, gets the run of its claim back: "runs"
+// counts the instances a job took down (kClaim), not slow heartbeats.
 inline constexpr const char* kBeat = R"lua(
 local out = {}
 for i = 3, #ARGV, 2 do
   local id, e = ARGV[i], ARGV[i + 1]
-  local v = redis.call('HMGET', 'kibitz:job:' .. id, 'cancel', 'finished_ms')
+  local v = redis.call('HMGET', 'kibitz:job:' .. id, 'cancel', 'finished_ms', 'runs')
   local p = redis.call('XPENDING', KEYS[1], ARGV[1], e, e, 1)
   local finished = v[2] and v[2] ~= '0'
   if p[1] == nil or p[1][2] ~= ARGV[2] then
+    if not finished and (tonumber(v[3] or '0') or 0) > 0 then
+      redis.call('HINCRBY', 'kibitz:job:' .. id, 'runs', -1)
+    end
     table.insert(out, {id, finished and 'f' or 'l'})
   else
     redis.call('XCLAIM', KEYS[1], ARGV[1], ARGV[2], 0, e, 'JUSTID')

@@ -9,6 +9,7 @@ check. Needs a build with KIBITZ_TEST_HOOKS (on with the tests)."""
 
 import json
 import os
+import re
 import signal
 import sys
 import unittest
@@ -115,6 +116,35 @@ class PoisonJobRedis(unittest.TestCase):
             lambda: survivor.get("/v1/jobs/" + other)[2]["status"] == "done", timeout=TIMEOUT))
         self.assertEqual(self.redis.cli("HGET", "kibitz:job:" + other, "runs"), "1")
         self.assertIsNone(survivor.proc.poll())
+
+    def test_a_job_taken_from_a_live_instance_gives_the_run_back(self):
+        """A stalled instance (SIGSTOP) has its job taken over: the run the
+        takeover counts is not given back, the first one is, once the
+        stalled instance is back and learns it lost the job. So "runs"
+        counts the instances a job took down, not pauses."""
+        a, b = self.instance(), self.instance()
+        status, _, body = a.post("/v1/jobs", {"fen": CHESS_START,
+                                              "limits": {"movetime_ms": 60000}})
+        self.assertEqual(status, 202, body)
+        key = "kibitz:job:" + body["id"]
+        self.assertTrue(wait_until(lambda: self.redis.cli("HGET", key, "holder"), timeout=TIMEOUT))
+        first = self.redis.cli("HGET", key, "holder")
+        holder = next(s for s in (a, b) if re.search(r"-%d-[0-9a-f]{8}$" % s.proc.pid, first))
+        self.assertEqual(self.redis.cli("HGET", key, "runs"), "1")
+        holder.proc.send_signal(signal.SIGSTOP)
+        try:
+            self.assertTrue(wait_until(lambda: self.redis.cli("HGET", key, "holder") != first,
+                                       timeout=TIMEOUT))
+            self.assertEqual(self.redis.cli("HGET", key, "runs"), "2")  # the takeover's claim
+        finally:
+            holder.proc.send_signal(signal.SIGCONT)
+        self.assertTrue(wait_until(lambda: self.redis.cli("HGET", key, "runs") == "1",
+                                   timeout=TIMEOUT))
+        self.assertIsNone(a.proc.poll())
+        self.assertIsNone(b.proc.poll())
+        other = b if holder is a else a
+        status, _, body = other.request("DELETE", "/v1/jobs/" + body["id"])
+        self.assertEqual(status, 200, body)
 
 
 if __name__ == "__main__":
