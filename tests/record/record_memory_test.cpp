@@ -105,7 +105,7 @@ void expect_within_bound(const std::string& what, const std::string& text, const
 
 // Repeats `unit` until the text would pass `size` bytes with `tail` added.
 std::string repeat_to(std::string head, const std::string& unit, const std::string& tail,
-                 size_t size = kMiB) {
+                      size_t size = kMiB) {
   while (head.size() + unit.size() + tail.size() <= size) head += unit;
   return head + tail;
 }
@@ -129,7 +129,7 @@ TEST(RecordMemory, VariationsAreNotKept) {
 
     // Many short variations, each with comments and NAGs.
     const std::string many = repeat_to(std::string("1. ") + g.first + " ",
-                                  std::string("(") + g.second + " $1 {a comment} a) ", "*");
+                                       std::string("(") + g.second + " $1 {a comment} a) ", "*");
     const Measured n = measure(many, review_options());
     EXPECT_EQ(n.variations, 0u);
     EXPECT_EQ(n.comment_bytes, 0u);  // the comments were the variations'
