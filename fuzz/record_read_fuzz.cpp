@@ -2,6 +2,7 @@
 // to games that write back to text reading to the same games.
 #include <cstdint>
 #include <cstdlib>
+#include <string>
 #include <string_view>
 
 #include "record/record.h"
@@ -34,11 +35,30 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   o.max_games = 8;
   o.max_plies = 200;
   o.max_depth = 8;
-  auto games = read(std::string_view(reinterpret_cast<const char*>(data), size), o);
+  const std::string_view input(reinterpret_cast<const char*>(data), size);
+  auto games = read(input, o);
+  // As a review reads (variations skipped, comments joined): the same
+  // verdict at the same place, and the same main line.
+  ReadOptions review = o;
+  review.keep_variations = false;
+  review.compact = true;
+  auto compact = read(input, review);
+  if (bool(games) != bool(compact)) std::abort();
   if (!games) {
     if (games.error().message.empty() || games.error().game < 0 || games.error().ply < 0)
       std::abort();
+    const ParseError &e = games.error(), &f = compact.error();
+    if (e.message != f.message || e.game != f.game || e.ply != f.ply || e.line != f.line)
+      std::abort();
     return 0;
+  }
+  if (games->size() != compact->size()) std::abort();
+  for (size_t i = 0; i < games->size(); ++i) {
+    const Variation &full = (*games)[i].main, &kept = (*compact)[i].main;
+    if (full.moves.size() != kept.moves.size()) std::abort();
+    for (size_t m = 0; m < full.moves.size(); ++m)
+      if (full.moves[m].move != kept.moves[m].move || !kept.moves[m].variations.empty())
+        std::abort();
   }
   for (const Game& g : *games) {
     const std::string text = write(g);

@@ -37,16 +37,45 @@ class Reader {
       ply_ = 0;
       Game g;
       if (auto err = read_tags(g)) return Unexpected(*err);
-      if (auto err = read_movetext(g.main, g.result, 0)) return Unexpected(*err);
+      if (auto err = read_movetext(&g.main, g.result, 0)) return Unexpected(*err);
       if (g.tags.empty() && g.main.moves.empty() && g.main.comments.empty() && g.result.empty())
         break;
+      if (o_.compact) shrink(g);
       games.push_back(std::move(g));
     }
     if (games.empty()) return fail("", "no game found");
+    if (o_.compact) games.shrink_to_fit();
     return games;
   }
 
  private:
+  // No spare capacity left: what a compact game holds is what it uses.
+  static void shrink(std::string& s) { s.shrink_to_fit(); }
+  static void shrink(std::vector<std::string>& v) {
+    for (auto& s : v) s.shrink_to_fit();
+    v.shrink_to_fit();
+  }
+  static void shrink(Variation& v) {
+    shrink(v.comments);
+    for (Node& n : v.moves) {
+      n.move.shrink_to_fit();
+      n.nags.shrink_to_fit();
+      shrink(n.comments);
+      for (Variation& alt : n.variations) shrink(alt);
+      n.variations.shrink_to_fit();
+    }
+    v.moves.shrink_to_fit();
+  }
+  static void shrink(Game& g) {
+    for (Tag& t : g.tags) {
+      t.name.shrink_to_fit();
+      t.value.shrink_to_fit();
+    }
+    g.tags.shrink_to_fit();
+    shrink(g.main);
+    g.result.shrink_to_fit();
+  }
+
   bool at_end() const { return i_ >= s_.size(); }
   char peek() const { return at_end() ? '\0' : s_[i_]; }
 
@@ -111,7 +140,10 @@ class Reader {
     }
   }
 
-  std::optional<ParseError> read_comment(std::string& out) {
+  // Reads a comment into `to` (a move's or a variation's comments), or
+  // past it when `to` is null (a variation that is not kept).
+  std::optional<ParseError> read_comment(std::vector<std::string>* to) {
+    std::string_view raw;
     if (peek() == '{') {
       ++i_;
       const size_t start = i_;
@@ -120,18 +152,19 @@ class Reader {
         ++i_;
       }
       if (at_end()) return error("{", "unterminated comment");
-      out = std::string(s_.substr(start, i_ - start));
+      raw = s_.substr(start, i_ - start);
       ++i_;
     } else {  // ';' to the end of the line
       ++i_;
       const size_t start = i_;
       skip_to_eol();
-      out = std::string(s_.substr(start, i_ - start));
+      raw = s_.substr(start, i_ - start);
     }
+    if (!to) return std::nullopt;
     // Comments are free text, and writers wrap them over lines: each run of
     // white space (line breaks included) reads as one space, ends trimmed.
     std::string folded;
-    for (char ch : out) {
+    for (char ch : raw) {
       if (std::isspace(static_cast<unsigned char>(ch))) {
         if (!folded.empty() && folded.back() != ' ') folded += ' ';
       } else {
@@ -139,11 +172,23 @@ class Reader {
       }
     }
     if (!folded.empty() && folded.back() == ' ') folded.pop_back();
-    out = std::move(folded);
+    if (!o_.compact) {
+      to->push_back(std::move(folded));
+    } else if (!folded.empty()) {  // one comment per place, empty ones dropped
+      if (to->empty()) {
+        to->push_back(std::move(folded));
+      } else {
+        to->back() += ' ';
+        to->back() += folded;
+      }
+    }
     return std::nullopt;
   }
 
-  std::optional<ParseError> read_movetext(Variation& v, std::string& result, size_t depth) {
+  // Reads moves into `v` up to the end of the variation (depth > 0) or the
+  // game. `v` null: a variation that is not kept, read for its syntax only.
+  std::optional<ParseError> read_movetext(Variation* v, std::string& result, size_t depth) {
+    bool any_move = false;  // of this variation (kept or not)
     for (;;) {
       skip_space();
       if (at_end()) {
@@ -156,24 +201,25 @@ class Reader {
         return std::nullopt;  // the next game starts (its result was missing)
       }
       if (c == '{' || c == ';') {
-        std::string comment;
-        if (auto err = read_comment(comment)) return err;
-        if (v.moves.empty())
-          v.comments.push_back(std::move(comment));
-        else
-          v.moves.back().comments.push_back(std::move(comment));
+        std::vector<std::string>* to = nullptr;
+        if (v) to = v->moves.empty() ? &v->comments : &v->moves.back().comments;
+        if (auto err = read_comment(to)) return err;
         continue;
       }
       if (c == '(') {
-        if (v.moves.empty()) return error("(", "a variation before any move");
+        if (!any_move) return error("(", "a variation before any move");
         if (depth + 1 > o_.max_depth) return error("(", "variations nested too deep");
         ++i_;
         const int saved_ply = ply_;
-        Variation alt;
         std::string ignored;
-        if (auto err = read_movetext(alt, ignored, depth + 1)) return err;
+        if (v && o_.keep_variations) {
+          Variation alt;
+          if (auto err = read_movetext(&alt, ignored, depth + 1)) return err;
+          v->moves.back().variations.push_back(std::move(alt));
+        } else if (auto err = read_movetext(nullptr, ignored, depth + 1)) {
+          return err;
+        }
         ply_ = saved_ply;
-        if (o_.keep_variations) v.moves.back().variations.push_back(std::move(alt));
         continue;
       }
       if (c == ')') {
@@ -190,8 +236,8 @@ class Reader {
         if (ec != std::errc() || p != s_.data() + i_ || nag > 255)
           return error("$" + std::string(s_.substr(start, i_ - start)),
                        "a NAG is $ and a number 0-255");
-        if (v.moves.empty()) return error("$" + std::to_string(nag), "a NAG before any move");
-        v.moves.back().nags.push_back(nag);
+        if (!any_move) return error("$" + std::to_string(nag), "a NAG before any move");
+        if (v) add_nag(v->moves.back(), nag);
         continue;
       }
       if (c == '"' || c == ']' || c == '}') return error(std::string(1, c), "unexpected character");
@@ -222,8 +268,8 @@ class Reader {
       const std::string_view move = tok.substr(0, end);
       if (move.empty()) {
         const int nag = nag_of_suffix(suffix);
-        if (!nag || v.moves.empty()) return error(std::string(tok), "not a move");
-        v.moves.back().nags.push_back(nag);
+        if (!nag || !any_move) return error(std::string(tok), "not a move");
+        if (v) add_nag(v->moves.back(), nag);
         continue;
       }
       if (move.size() > 32) return error(std::string(move.substr(0, 32)), "a move token too long");
@@ -239,15 +285,23 @@ class Reader {
       } else {
         ++ply_;
       }
+      const int nag = nag_of_suffix(suffix);
+      if (!nag && !suffix.empty())
+        return error(std::string(tok), "unknown annotation '" + std::string(suffix) + "'");
+      any_move = true;
+      if (!v) continue;
       Node n;
       n.move = std::string(move);
       n.line = line_;
-      if (const int nag = nag_of_suffix(suffix))
-        n.nags.push_back(nag);
-      else if (!suffix.empty())
-        return error(std::string(tok), "unknown annotation '" + std::string(suffix) + "'");
-      v.moves.push_back(std::move(n));
+      if (nag) n.nags.push_back(nag);
+      v->moves.push_back(std::move(n));
     }
+  }
+
+  void add_nag(Node& n, int nag) const {
+    // Compact: a NAG said twice of one move is kept once.
+    if (o_.compact && std::find(n.nags.begin(), n.nags.end(), nag) != n.nags.end()) return;
+    n.nags.push_back(nag);
   }
 
   std::string_view s_;

@@ -50,7 +50,14 @@ struct ParseError {
 };
 
 struct ReadOptions {
+  // false: variations are checked (syntax, nesting) but nothing of them is
+  // kept, not even while reading.
   bool keep_variations = true;
+  // For a reader that keeps only what it uses (the review): the comments
+  // after one move (or before the first) are kept as one, joined by a
+  // space, empty ones dropped; a NAG repeated on one move is kept once;
+  // the containers hold no spare capacity.
+  bool compact = false;
   size_t max_games = 1000;
   size_t max_plies = 2000;     // per game, main line
   size_t max_depth = 32;       // nesting of variations
@@ -60,6 +67,22 @@ struct ReadOptions {
 // Reads every game of the text. An error names the game, ply and token.
 Expected<std::vector<Game>, ParseError> read(std::string_view text,
                                              const ReadOptions& options = {});
+
+// What a game read with keep_variations = false and compact = true holds
+// at most, in heap bytes (what the allocator hands out, plus kAllocOverhead
+// per allocation), from `text_bytes` bytes of text with `plies` moves on its
+// main line and `tags` tags: comments, NAGs and long names cost at most
+// kHeldPerTextByte per byte of text; each ply and tag a fixed cost on top
+// (bounded by max_plies and the 256 tags a game may have).
+// tests/record/record_memory_test.cpp measures it; README "Limits and caps".
+inline constexpr size_t kAllocOverhead = 16;
+inline constexpr size_t kHeldPerTextByte = 2;
+inline constexpr size_t kHeldPerPly = 256;
+inline constexpr size_t kHeldPerTag = 160;
+inline constexpr size_t kHeldPerGame = 1024;
+constexpr size_t held_bound(size_t text_bytes, size_t plies, size_t tags) {
+  return kHeldPerTextByte * text_bytes + kHeldPerPly * plies + kHeldPerTag * tags + kHeldPerGame;
+}
 
 // Writes a game as export-format text: tags first (the Seven Tag Roster in
 // order, then the rest), movetext wrapped at 80 columns. `white_first` tells

@@ -197,6 +197,7 @@ class ApiImpl final : public Api {
     auto work = std::make_shared<AnalysisWork>(core_, std::move(*call), reporter_for(job), job->id,
                                                deadline());
     work->owner = origin.owner;
+    work->before_search = count_start(job);
     return keyed.settle(*core_->store, submit_job_work(job, work));
   }
 
@@ -222,6 +223,7 @@ class ApiImpl final : public Api {
     auto work = std::make_shared<ReviewWork>(core_, std::move(*call), reporter_for(job), job->id,
                                              deadline());
     work->owner = origin.owner;
+    work->before_search = count_start(job);
     return keyed.settle(*core_->store, submit_job_work(job, work));
   }
 
@@ -314,12 +316,16 @@ class ApiImpl final : public Api {
     if (shutting_down_.exchange(true)) return;
     if (dispatcher_) dispatcher_->stop();  // takes no more; the store hands back what it holds
     drain();
+    std::vector<std::shared_ptr<Job>> interrupted;
     for (auto& job : jobs_.all()) {
       std::lock_guard lock(job->mutex);
-      if (!job->finished_at && !job->cancel_requested)
+      if (!job->finished_at && !job->cancel_requested) {
         job->cancel_requested = job->interrupted = true;
+        interrupted.push_back(job);
+      }
     }
     core_->scheduler.shutdown();
+    give_back_starts(interrupted);
   }
 
   Metrics& metrics() override { return metrics_; }
@@ -437,6 +443,52 @@ class ApiImpl final : public Api {
     return k;
   }
 
+  // Poison jobs. A job's search counts its start in the store before it
+  // begins (a cluster's claim counts it in Redis instead): one that is
+  // still unfinished after job_max_attempts starts ended the process each
+  // time, and is not run again (recover_one). A shutdown gives back the
+  // starts of the jobs it stops: they run again, and did not crash.
+  BeforeSearch count_start(const std::shared_ptr<Job>& job) {
+    if (core_->store->queue()) return nullptr;
+    std::weak_ptr<ApiCore> weak_core = core_;
+    std::weak_ptr<Job> weak_job = job;
+    return [weak_core, weak_job]() -> std::optional<Reply> {
+      auto core = weak_core.lock();
+      auto j = weak_job.lock();
+      if (!core || !j) return std::nullopt;
+      auto n = core->store->count_attempt(j->id);
+      if (!n) {
+        spdlog::error("job {}: its start could not be stored: {}", j->id, n.error());
+        return error_reply(
+            503, "storage_unavailable",
+            "the job's start could not be stored (" + n.error() + "), so it was not run");
+      }
+      std::lock_guard lock(j->mutex);
+      j->attempts = *n;
+      return std::nullopt;
+    };
+  }
+
+  void give_back_starts(const std::vector<std::shared_ptr<Job>>& jobs) {
+    if (core_->store->queue()) return;  // the store hands them back (redis_scripts.h)
+    for (const auto& job : jobs) {
+      store::JobUpdate u;
+      {
+        std::lock_guard lock(job->mutex);
+        if (job->attempts <= 0) continue;
+        u.id = job->id;
+        u.attempts = job->attempts - 1;
+      }
+      (void)core_->store->update_job(u, false);
+    }
+  }
+
+  static Reply crashed_reply(int attempts) {
+    return error_reply(500, "crashed",
+                       "the job was running when the server stopped " + std::to_string(attempts) +
+                           " times; it is not run again");
+  }
+
   // At start: the jobs the store kept. Finished ones are readable until
   // their retention ends; cancelled ones end as cancelled; the others run
   // again, a review from the plies it had finished.
@@ -490,6 +542,15 @@ class ApiImpl final : public Api {
       end_recovered(job, error_reply(409, "cancelled", "cancelled before the restart"), true);
       return;
     }
+    const int most = core_->config.job_max_attempts;
+    if (!core_->store->queue() && most > 0 && r.attempts >= most) {
+      spdlog::error(
+          "job {} failed (crashed): it was running when the server stopped {} times; it is not "
+          "run again",
+          r.id, r.attempts);
+      end_recovered(job, crashed_reply(r.attempts), false);
+      return;
+    }
     const auto deadline = now + std::chrono::milliseconds(std::max<int64_t>(
                                     0, r.created_ms + core_->config.job_deadline_ms - now_ms));
     std::shared_ptr<Work> work;
@@ -514,19 +575,24 @@ class ApiImpl final : public Api {
         job->progress = {{"ply", call->options.finished.size()}, {"plies", call->plies}};
       }
       keep_plies(*call, r.id);
-      work =
+      auto review =
           std::make_shared<ReviewWork>(core_, std::move(*call), reporter_for(job), r.id, deadline);
+      review->before_search = count_start(job);
+      work = review;
     } else {
       auto call = decode_analyze(r.request, caps_, core_->service, engine::Priority::batch, false);
       if (!call) {
         end_recovered(job, call.error(), false);
         return;
       }
-      work = std::make_shared<AnalysisWork>(core_, std::move(*call), reporter_for(job), r.id,
-                                            deadline);
+      auto analysis = std::make_shared<AnalysisWork>(core_, std::move(*call), reporter_for(job),
+                                                     r.id, deadline);
+      analysis->before_search = count_start(job);
+      work = analysis;
     }
     work->owner = r.owner;
-    spdlog::info("job {} recovered: {} {}, runs again", r.id, r.kind, r.status);
+    spdlog::info("job {} recovered: {} {}, started {} time(s) before, runs again", r.id, r.kind,
+                 r.status, r.attempts);
     {
       std::lock_guard lock(job->mutex);
       job->work = work;

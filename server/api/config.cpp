@@ -65,6 +65,7 @@ const std::vector<Field>& fields() {
       {"job_deadline_ms", &Config::job_deadline_ms, 1, kMax / 2},
       {"job_retention_s", &Config::job_retention_s, 0, 10 * 365 * 86400},
       {"max_jobs", &Config::max_jobs, 1, 100'000'000},
+      {"job_max_attempts", &Config::job_max_attempts, 0, 1000},
       {"drain_ms", &Config::drain_ms, 0, 3'600'000},
       {"cache_entries", &Config::cache_entries, 0, 100'000'000},
       {"web_root", &Config::web_root},
@@ -228,6 +229,7 @@ Result decode_store(Config& config) {
   s.max_jobs_per_client = config.max_jobs_per_client;
   s.max_work_per_client = config.max_work_per_client;
   s.max_queued_jobs = config.queue_size;
+  s.job_max_attempts = config.job_max_attempts;
   if (s.backend == "sqlite" && s.path.empty())
     return Unexpected(std::string("setting 'store.path' must not be empty"));
   return true;

@@ -45,6 +45,9 @@ struct Config {
   int64_t job_deadline_ms = 600'000;
   int job_retention_s = 600;
   size_t max_jobs = 1000;
+  // A job still unfinished after its search was started this often (each
+  // time the server stopped under it) ends failed/crashed; 0 = never.
+  int job_max_attempts = 2;
   // At SIGTERM: new work is refused (503 shutting_down, which a load
   // balancer retries elsewhere) while running work has this long to finish
   // before it is stopped; 0: stopped at once.

@@ -37,6 +37,9 @@ struct Job {
   bool interrupted = false;
   std::optional<engine::Clock::time_point> finished_at;
   std::shared_ptr<Work> work;  // until it finishes
+  // Its search's starts as the store counted them when this process last
+  // started it; 0 while it has not started here.
+  int attempts = 0;
 
   // Unfinished: "queued" or "running" as its work is, or "cancelled" once a
   // client's DELETE came (its end will say so).

@@ -296,6 +296,11 @@ Expected<AnnotateCall, Reply> decode_annotate(const json& body, const Caps& caps
   call.game = has_pgn ? GameKind::chess : GameKind::draughts;
 
   record::ReadOptions ro;
+  // The review replays the main line and writes it back with its comments
+  // and NAGs: variations are checked but not kept, and what is kept is
+  // compact (record.h: record::held_bound, README "Limits and caps").
+  ro.keep_variations = false;
+  ro.compact = true;
   ro.max_games = 2;  // enough to tell "more than one"
   ro.max_plies = std::max<size_t>(1, c.max_moves);
   ro.max_text = c.max_body_bytes;

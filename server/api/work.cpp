@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <cstdlib>
+
 #include "common/contain.h"
 
 namespace kibitz::server {
@@ -18,6 +20,28 @@ int64_t ms_since(Clock::time_point t) {
 Reply deadline_reply() {
   return error_reply(503, "deadline_exceeded", "the job's deadline passed before it finished");
 }
+
+#ifdef KIBITZ_TEST_HOOKS
+// Test builds only (CMake KIBITZ_TEST_HOOKS, never in a shipped image): an
+// analysis of the position in KIBITZ_TEST_CRASH_FEN ends the process from
+// its search thread at its first progress, as a crash in the engine would
+// (tests/server/test_poison_job.py). Read once, at the first analysis.
+const std::string& test_crash_fen() {
+  static const std::string fen = [] {
+    const char* v = std::getenv("KIBITZ_TEST_CRASH_FEN");
+    std::string f = v ? v : "";
+    if (!f.empty()) spdlog::warn("test hook: an analysis of '{}' aborts the process", f);
+    return f;
+  }();
+  return fen;
+}
+
+[[noreturn]] void test_crash(const std::string& name) {
+  spdlog::critical("test hook: analysis {} aborts the process (KIBITZ_TEST_CRASH_FEN)", name);
+  spdlog::default_logger_raw()->flush();
+  std::abort();
+}
+#endif
 
 }  // namespace
 
@@ -44,6 +68,8 @@ void AnalysisWork::start() {
                  game_name(context_.game));
     return done(deadline_reply());
   }
+  if (before_search)
+    if (auto instead = before_search()) return done(std::move(*instead));
   engine::AnalysisRequest request = call_.request;
   // A synchronous request is held to the movetime cap even when it asked
   // for depth or nodes only; jobs and infinite searches to the job deadline.
@@ -55,9 +81,18 @@ void AnalysisWork::start() {
 
   auto self = shared_from_this();
   engine::Callbacks callbacks;
+#ifdef KIBITZ_TEST_HOOKS
+  const bool crash = !test_crash_fen().empty() && (call_.position.fen == test_crash_fen() ||
+                                                   call_.request.fen == test_crash_fen());
+  callbacks.on_progress = [self, crash](const engine::Progress& p) {
+    if (crash) test_crash(self->name());
+    self->progress(encode_progress(p, self->context_));
+  };
+#else
   callbacks.on_progress = [self](const engine::Progress& p) {
     self->progress(encode_progress(p, self->context_));
   };
+#endif
   callbacks.on_done = [self](const engine::Result& r) {
     contained([&] { self->on_result(r); },
               [&](const std::string& what) {
@@ -119,6 +154,8 @@ void ReviewWork::start() {
     core_->metrics.job_finished(false, true, 0);
     return done(deadline_reply());
   }
+  if (before_search)
+    if (auto instead = before_search()) return done(std::move(*instead));
   review::Options options = call_.options;
   if (!options.finished.empty())
     spdlog::info("review {} game={} resumes with {} of {} plies finished", name(),

@@ -6,9 +6,11 @@
 
 #include <algorithm>
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
 #include "engine/service.h"
@@ -94,10 +96,15 @@ class HandleSlot {
   bool finished_ = false;
 };
 
+// A job's start, before its search: counts the attempt in the store
+// (server/api/api.cpp). An answer instead ends the work without a search.
+using BeforeSearch = std::function<std::optional<Reply>()>;
+
 class AnalysisWork final : public Work, public std::enable_shared_from_this<AnalysisWork> {
  public:
   AnalysisWork(std::shared_ptr<ApiCore> core, AnalyzeCall call, Reporter reporter, std::string name,
                engine::Clock::time_point deadline);
+  BeforeSearch before_search;  // set before it is submitted
 
  private:
   void start() override;
@@ -116,6 +123,7 @@ class ReviewWork final : public Work, public std::enable_shared_from_this<Review
  public:
   ReviewWork(std::shared_ptr<ApiCore> core, AnnotateCall call, Reporter reporter, std::string name,
              engine::Clock::time_point deadline);
+  BeforeSearch before_search;  // set before it is submitted
 
  private:
   void start() override;

@@ -2,6 +2,7 @@
 // store's interface. Nothing survives the process; every write is "durable"
 // at once. For tests, benchmarks and servers that want nothing on disk.
 #include <chrono>
+// Jobs are kept without their request: nothing is run again from here.
 #include <list>
 #include <mutex>
 #include <unordered_map>
@@ -20,7 +21,11 @@ class MemoryStore final : public Store {
 
   Status create_job(const JobRecord& job, std::string* /*refused*/) override {
     std::lock_guard lock(mutex_);
-    jobs_[job.id] = job;
+    JobRecord& kept = jobs_[job.id] = job;
+    // Not its request (up to max_body_bytes, held for the job's life): a
+    // job is run again from it only after a restart, which nothing kept
+    // here survives.
+    kept.request = nullptr;
     return true;
   }
 
@@ -34,11 +39,20 @@ class MemoryStore final : public Store {
     if (u.result) j.result = *u.result;
     if (u.error) j.error = *u.error;
     if (u.cancel_requested) j.cancel_requested = *u.cancel_requested;
+    if (u.attempts) j.attempts = *u.attempts;
     if (u.finished_ms) {
       j.finished_ms = *u.finished_ms;
       plies_.erase(u.id);  // a finished review's plies are of no more use
     }
     return true;
+  }
+
+  Expected<int, std::string> count_attempt(const std::string& id) override {
+    std::lock_guard lock(mutex_);
+    auto it = jobs_.find(id);
+    if (it == jobs_.end()) return Unexpected("no job " + id);
+    it->second.status = "running";
+    return ++it->second.attempts;
   }
 
   void save_ply(const std::string& id, int ply, const nlohmann::json& data) override {

@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <charconv>
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <mutex>
@@ -59,6 +60,12 @@ json parse(const std::string& s) {
   return s.empty() ? json(nullptr) : json::parse(s, nullptr, false);
 }
 
+int64_t wall_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
 int64_t to_int(const std::string& s) {
   int64_t n = 0;
   std::from_chars(s.data(), s.data() + s.size(), n);
@@ -89,6 +96,7 @@ JobRecord record_of(const std::unordered_map<std::string, std::string>& m) {
   r.cancel_requested = get("cancel") == "1";
   r.created_ms = to_int(get("created_ms"));
   r.finished_ms = to_int(get("finished_ms"));
+  r.attempts = int(to_int(get("runs")));
   return r;
 }
 
@@ -174,6 +182,7 @@ class RedisStore final : public Store, public JobQueue {
     if (u.error) args.insert(args.end(), {"error", text(*u.error)});
     if (u.cancel_requested) args.insert(args.end(), {"cancel", *u.cancel_requested ? "1" : "0"});
     if (u.finished_ms) args.insert(args.end(), {"finished_ms", std::to_string(*u.finished_ms)});
+    if (u.attempts) args.insert(args.end(), {"runs", std::to_string(*u.attempts)});
     if (args.size() == 5) return true;
     auto cmd = eval(redis_lua::kUpdate, {job_key(u.id), plies_key(u.id), kStream, kFinished},
                     std::move(args));
@@ -191,6 +200,14 @@ class RedisStore final : public Store, public JobQueue {
     auto r = run(std::move(cmd), finishing);
     if (!r) return Unexpected(r.error());
     return r->integer == 1;  // false: another instance finished it first
+  }
+
+  // The claim counts a run (kClaim); this is for a job run where it was
+  // submitted, which a cluster never does.
+  Expected<int, std::string> count_attempt(const std::string& id) override {
+    auto r = run({"HINCRBY", job_key(id), "runs", "1"}, false);
+    if (!r) return Unexpected(r.error());
+    return int(r->integer);
   }
 
   void save_ply(const std::string& id, int ply, const json& data) override {
@@ -344,8 +361,17 @@ class RedisStore final : public Store, public JobQueue {
     }
     for (auto& [entry, id] : entries) {
       auto r = take_conn_.command(
-          eval(redis_lua::kClaim, {job_key(id), kStream}, {kGroup, entry, consumer_}));
+          eval(redis_lua::kClaim, {job_key(id), kStream, plies_key(id), kFinished},
+               {kGroup, entry, consumer_, std::to_string(s_.job_max_attempts),
+                std::to_string(wall_ms()), std::to_string(s_.job_retention_ms)}));
       if (!r || r->is_nil()) continue;
+      if (r->type == RedisValue::number) {  // it took down every instance that ran it
+        spdlog::error(
+            "job {} failed (crashed): it was running when the server stopped {} times; it is "
+            "not run again",
+            id, r->integer);
+        continue;
+      }
       {
         std::lock_guard held(held_mutex_);
         held_[id] = entry;

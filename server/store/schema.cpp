@@ -48,7 +48,12 @@ CREATE TABLE evals (
 );
 CREATE INDEX evals_used ON evals (used);
 )sql",
-    // 1 -> 2: Idempotency-Key of submissions (owner and key -> the job made).
+    // 1 -> 2: how often a job's search was started (poison jobs: one that
+    // ended the process job_max_attempts times is not run again).
+    R"sql(
+ALTER TABLE jobs ADD COLUMN attempts INTEGER NOT NULL DEFAULT 0;
+)sql",
+    // 2 -> 3: Idempotency-Key of submissions (owner and key -> the job made).
     R"sql(
 CREATE TABLE idempotency_keys (
   owner TEXT NOT NULL,

@@ -53,13 +53,16 @@ struct Writer {
       : db(path, SQLite::OPEN_READWRITE),
         insert_job(db,
                    "INSERT OR REPLACE INTO jobs (id, kind, owner, request, status, progress, "
-                   "result, error, cancel_requested, created_ms, finished_ms) "
-                   "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"),
+                   "result, error, cancel_requested, created_ms, finished_ms, attempts) "
+                   "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"),
         update_job(db,
                    "UPDATE jobs SET status = coalesce(?, status), progress = coalesce(?, "
                    "progress), result = coalesce(?, result), error = coalesce(?, error), "
                    "cancel_requested = coalesce(?, cancel_requested), finished_ms = "
-                   "coalesce(?, finished_ms) WHERE id = ?"),
+                   "coalesce(?, finished_ms), attempts = coalesce(?, attempts) WHERE id = ?"),
+        count_attempt(db,
+                      "UPDATE jobs SET attempts = attempts + 1, status = 'running' WHERE id = ? "
+                      "RETURNING attempts"),
         insert_ply(db,
                    "INSERT OR REPLACE INTO job_plies (job_id, ply, data) SELECT ?, ?, ? "
                    "WHERE EXISTS (SELECT 1 FROM jobs WHERE id = ?1)"),
@@ -76,8 +79,8 @@ struct Writer {
     db.exec("PRAGMA busy_timeout = 5000");
   }
   SQLite::Database db;
-  SQLite::Statement insert_job, update_job, insert_ply, delete_job, delete_plies, put_eval,
-      touch_eval, kept_eval;
+  SQLite::Statement insert_job, update_job, count_attempt, insert_ply, delete_job, delete_plies,
+      put_eval, touch_eval, kept_eval;
 };
 
 void run(SQLite::Statement& s) {
@@ -142,6 +145,7 @@ class SqliteStore final : public Store {
           s.bind(9, j.cancel_requested ? 1 : 0);
           s.bind(10, static_cast<int64_t>(j.created_ms));
           s.bind(11, static_cast<int64_t>(j.finished_ms));
+          s.bind(12, j.attempts);
           run(s);
         },
         true);
@@ -157,7 +161,8 @@ class SqliteStore final : public Store {
           bind_opt(s, 4, u.error);
           bind_opt(s, 5, u.cancel_requested);
           bind_opt(s, 6, u.finished_ms);
-          s.bind(7, u.id);
+          bind_opt(s, 7, u.attempts);
+          s.bind(8, u.id);
           run(s);
           if (u.finished_ms) {  // a finished review's plies are of no more use
             w.delete_plies.bind(1, u.id);
@@ -165,6 +170,22 @@ class SqliteStore final : public Store {
           }
         },
         durable);
+  }
+
+  Expected<int, std::string> count_attempt(const std::string& id) override {
+    auto count = std::make_shared<int>(0);
+    auto ok = submit(
+        [id, count](Writer& w) {
+          auto& s = w.count_attempt;
+          s.bind(1, id);
+          *count = s.executeStep() ? s.getColumn(0).getInt() : 0;
+          s.reset();
+          s.clearBindings();
+        },
+        true);
+    if (!ok) return Unexpected(ok.error());
+    if (*count == 0) return Unexpected("no job " + id);
+    return *count;
   }
 
   void save_ply(const std::string& id, int ply, const json& data) override {
@@ -195,7 +216,8 @@ class SqliteStore final : public Store {
     std::vector<JobRecord> out;
     SQLite::Statement q(reader_,
                         "SELECT id, kind, owner, request, status, progress, result, error, "
-                        "cancel_requested, created_ms, finished_ms FROM jobs ORDER BY created_ms");
+                        "cancel_requested, created_ms, finished_ms, attempts FROM jobs ORDER BY "
+                        "created_ms, rowid");
     while (q.executeStep()) {
       JobRecord j;
       j.id = q.getColumn(0).getString();
@@ -209,6 +231,7 @@ class SqliteStore final : public Store {
       j.cancel_requested = q.getColumn(8).getInt() != 0;
       j.created_ms = q.getColumn(9).getInt64();
       j.finished_ms = q.getColumn(10).getInt64();
+      j.attempts = q.getColumn(11).getInt();
       out.push_back(std::move(j));
     }
     return out;
@@ -476,9 +499,9 @@ class SqliteStore final : public Store {
   }
 
   void reset_statements() noexcept {
-    for (SQLite::Statement* s :
-         {&writer_.insert_job, &writer_.update_job, &writer_.insert_ply, &writer_.delete_job,
-          &writer_.delete_plies, &writer_.put_eval, &writer_.touch_eval, &writer_.kept_eval})
+    for (SQLite::Statement* s : {&writer_.insert_job, &writer_.update_job, &writer_.count_attempt,
+                                 &writer_.insert_ply, &writer_.delete_job, &writer_.delete_plies,
+                                 &writer_.put_eval, &writer_.touch_eval, &writer_.kept_eval})
       contained(
           [s] {
             s->reset();

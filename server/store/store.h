@@ -34,6 +34,10 @@ struct JobRecord {
   bool cancel_requested = false;  // DELETE came: never run again
   int64_t created_ms = 0;         // wall clock, ms since the epoch
   int64_t finished_ms = 0;        // 0 while unfinished
+  // How often its search was started (counted, durably, before each start;
+  // a start that a graceful stop interrupted is given back): a job still
+  // unfinished with job_max_attempts of them crashed the server each time.
+  int attempts = 0;
 };
 
 // What changes of a job; unset fields are left as they are.
@@ -43,6 +47,7 @@ struct JobUpdate {
   std::optional<nlohmann::json> progress, result, error;
   std::optional<bool> cancel_requested;
   std::optional<int64_t> finished_ms;
+  std::optional<int> attempts;  // set as it is (a start given back)
 };
 
 // One finished analysis of a position, as the library keeps it.
@@ -84,6 +89,10 @@ class Store {  // thread-safe
   // ("queue_full", "client_work_cap" or "client_jobs_cap").
   virtual Status create_job(const JobRecord& job, std::string* refused = nullptr) = 0;
   virtual Status update_job(const JobUpdate& update, bool durable) = 0;
+  // One more start of the job's search, durable, and the job marked
+  // running: called before the search starts, so that a search that ends
+  // the process is counted. The count now, or why it could not be stored.
+  virtual Expected<int, std::string> count_attempt(const std::string& id) = 0;
   // A review's finished ply (0-based) and its searches, written behind.
   virtual void save_ply(const std::string& id, int ply, const nlohmann::json& data) = 0;
   virtual void remove_job(const std::string& id) = 0;  // written behind
@@ -149,6 +158,9 @@ struct Settings {
   // job may live (its deadline), after which its keys expire.
   size_t max_jobs = 0, max_jobs_per_client = 0, max_work_per_client = 0, max_queued_jobs = 0;
   int64_t job_deadline_ms = 600'000;
+  // redis: a job claimed this often without finishing (each instance that
+  // claimed it died) ends failed/crashed at the next claim; 0 = never.
+  int job_max_attempts = 2;
 };
 
 // Opens the backend. Errors are one line for the operator: the file is

@@ -130,6 +130,59 @@ TEST(Record, SkipsVariationsWhenAsked) {
   EXPECT_EQ((*games)[0].main.moves.size(), 21u);
 }
 
+// As a review reads a game (server/api/request.cpp): the main line with one
+// comment per place and each NAG once; variations checked, not kept.
+TEST(Record, CompactReadingKeepsTheMainLineCommentsAndNagsOnce) {
+  ReadOptions o;
+  o.keep_variations = false;
+  o.compact = true;
+  auto games = read(
+      "{before} {} {the game} 1. e4 {a} {} ; b\n {c} $1 $1 $2! e5 (e6 {not kept} $3 (d6)) *", o);
+  ASSERT_TRUE(games) << games.error().message;
+  const Game& g = (*games)[0];
+  EXPECT_EQ(g.main.comments, std::vector<std::string>{"before the game"});
+  ASSERT_EQ(g.main.moves.size(), 2u);
+  EXPECT_EQ(g.main.moves[0].comments, std::vector<std::string>{"a b c"});
+  EXPECT_EQ(g.main.moves[0].nags, (std::vector<int>{1, 2}));
+  EXPECT_TRUE(g.main.moves[1].comments.empty());  // the variation's comment is not kept
+  EXPECT_TRUE(g.main.moves[1].nags.empty());
+  EXPECT_TRUE(g.main.moves[1].variations.empty());
+  // The full reading of kPgn and the compact one have the same main line.
+  auto full = read(kPgn), compact = read(kPgn, o);
+  ASSERT_TRUE(full && compact);
+  ASSERT_EQ(full->size(), compact->size());
+  for (size_t i = 0; i < full->size(); ++i) {
+    ASSERT_EQ((*full)[i].main.moves.size(), (*compact)[i].main.moves.size());
+    for (size_t m = 0; m < (*full)[i].main.moves.size(); ++m) {
+      EXPECT_EQ((*full)[i].main.moves[m].move, (*compact)[i].main.moves[m].move);
+      EXPECT_EQ((*full)[i].main.moves[m].nags, (*compact)[i].main.moves[m].nags);
+    }
+  }
+}
+
+// A variation that is not kept is checked all the same: the same errors at
+// the same place as a full reading.
+TEST(Record, SkippedVariationsAreCheckedLikeKeptOnes) {
+  ReadOptions skip;
+  skip.keep_variations = false;
+  skip.compact = true;
+  skip.max_depth = 2;
+  ReadOptions keep;
+  keep.max_depth = 2;
+  for (const char* text : {"1. e4 (e5 {unterminated *", "1. e4 (e5 *", "1. e4 ($1 e5) *",
+                           "1. e4 (( e5)) *", "1. e4 (e5 1-0) *", "1. e4 (e5 [Event \"x\"]) *",
+                           "1. e4 (e5 Nf3?!?) *", "1. e4 (1. d4 (1. c4 (1. Nf3))) *",
+                           "1. e4 (e5 %) *", "1. e4 (e5 $256) *", "1. e4 (! e5) *"}) {
+    auto a = read(text, keep), b = read(text, skip);
+    ASSERT_FALSE(a) << text;
+    ASSERT_FALSE(b) << text;
+    EXPECT_EQ(a.error().message, b.error().message) << text;
+    EXPECT_EQ(a.error().token, b.error().token) << text;
+    EXPECT_EQ(a.error().ply, b.error().ply) << text;
+    EXPECT_EQ(a.error().line, b.error().line) << text;
+  }
+}
+
 TEST(Record, ErrorsNameGamePlyAndToken) {
   const auto err = [](const char* text) { return read(text).error(); };
   auto e = err("1. e4 e5 2. Nf3 {unterminated");

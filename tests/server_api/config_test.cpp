@@ -54,6 +54,24 @@ TEST(Config, EnvironmentOverridesTheDefaults) {
   EXPECT_TRUE(c->access.contains("keys"));
 }
 
+TEST(Config, JobMaxAttemptsReachesTheStore) {
+  auto c = load_config("");
+  ASSERT_TRUE(c) << c.error();
+  EXPECT_EQ(c->job_max_attempts, 2);
+  EXPECT_EQ(c->store.job_max_attempts, 2);
+  {
+    EnvVar attempts("KIBITZ_JOB_MAX_ATTEMPTS", "5");
+    c = load_config("");
+    ASSERT_TRUE(c) << c.error();
+    EXPECT_EQ(c->job_max_attempts, 5);
+    EXPECT_EQ(c->store.job_max_attempts, 5);  // the Redis claim script's limit
+  }
+  EnvVar negative("KIBITZ_JOB_MAX_ATTEMPTS", "-1");
+  c = load_config("");
+  ASSERT_FALSE(c);
+  EXPECT_NE(c.error().find("job_max_attempts"), std::string::npos) << c.error();
+}
+
 TEST(Config, EnvironmentOverridesTheFile) {
   const std::string path = write_temp("// a comment\n{\"port\": 7000, \"queue_size\": 5}\n");
   EnvVar port("KIBITZ_PORT", "7001");

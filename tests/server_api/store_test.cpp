@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "server/store/schema.h"
 #include "server/store/store.h"
 
 namespace kibitz::server::store {
@@ -347,6 +348,108 @@ TEST(Store, ConcurrentUseLosesNothing) {
     EXPECT_TRUE(j.progress.contains("i")) << j.id;
   }
   EXPECT_TRUE(st->find_eval("pos9", 1, 29));  // the deepest kept
+}
+
+// Poison jobs: each start of a job's search is counted durably, survives
+// reopening, and can be given back (a graceful stop).
+void attempts_are_counted(Store& st) {
+  ASSERT_TRUE(st.create_job(job("p")));
+  auto n = st.count_attempt("p");
+  ASSERT_TRUE(n) << n.error();
+  EXPECT_EQ(*n, 1);
+  n = st.count_attempt("p");
+  ASSERT_TRUE(n);
+  EXPECT_EQ(*n, 2);
+  EXPECT_FALSE(st.count_attempt("nobody"));
+  JobUpdate back;
+  back.id = "p";
+  back.attempts = 1;
+  ASSERT_TRUE(st.update_job(back, true));
+  n = st.count_attempt("p");
+  ASSERT_TRUE(n);
+  EXPECT_EQ(*n, 2);
+}
+
+TEST(Store, AttemptsAreCountedAndSurviveReopening) {
+  TempDir dir;
+  const auto settings = sqlite_at(dir.file("k.db"));
+  {
+    auto st = open_ok(settings);
+    ASSERT_TRUE(st);
+    attempts_are_counted(*st);
+  }
+  auto st = open_ok(settings);
+  ASSERT_TRUE(st);
+  auto jobs = st->load_jobs();
+  ASSERT_EQ(jobs.size(), 1u);
+  EXPECT_EQ(jobs[0].attempts, 2);
+  EXPECT_EQ(jobs[0].status, "running");  // marked when its search started
+}
+
+TEST(Store, MemoryAttemptsAreCounted) {
+  auto st = make_memory_store(1);
+  attempts_are_counted(*st);
+  EXPECT_EQ(st->load_jobs().at(0).attempts, 2);
+}
+
+// A file of schema 1 (before attempts were counted), written as that
+// version did, opens and is migrated: its jobs are kept, with no attempt.
+TEST(Store, SchemaOneFileIsMigrated) {
+  TempDir dir;
+  const auto path = dir.file("v1.db");
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  const char* v1 = R"sql(
+PRAGMA auto_vacuum = INCREMENTAL;
+PRAGMA application_id = 1262638170;
+PRAGMA journal_mode = WAL;
+CREATE TABLE jobs (
+  id TEXT PRIMARY KEY, kind TEXT NOT NULL, owner TEXT NOT NULL, request TEXT NOT NULL,
+  status TEXT NOT NULL, progress TEXT NOT NULL, result TEXT NOT NULL, error TEXT NOT NULL,
+  cancel_requested INTEGER NOT NULL DEFAULT 0, created_ms INTEGER NOT NULL,
+  finished_ms INTEGER NOT NULL DEFAULT 0);
+CREATE INDEX jobs_finished ON jobs (finished_ms);
+CREATE TABLE job_plies (job_id TEXT NOT NULL, ply INTEGER NOT NULL, data TEXT NOT NULL,
+  PRIMARY KEY (job_id, ply)) WITHOUT ROWID;
+CREATE TABLE evals (position TEXT NOT NULL, multipv INTEGER NOT NULL, depth INTEGER NOT NULL,
+  body TEXT NOT NULL, bytes INTEGER NOT NULL, used INTEGER NOT NULL, PRIMARY KEY (position, multipv));
+CREATE INDEX evals_used ON evals (used);
+INSERT INTO jobs VALUES ('old', 'analyze', 'someone', '{"fen":"x"}', 'running', 'null', 'null',
+  'null', 0, 1000, 0);
+INSERT INTO evals VALUES ('chess|X|1', 1, 12, 'd12', 60, 1);
+PRAGMA user_version = 1;
+)sql";
+  char* err = nullptr;
+  ASSERT_EQ(sqlite3_exec(db, v1, nullptr, nullptr, &err), SQLITE_OK) << (err ? err : "");
+  sqlite3_close(db);
+  ASSERT_EQ(kApplicationId, 1262638170);
+  {
+    auto st = open_ok(sqlite_at(path));
+    ASSERT_TRUE(st);
+    auto jobs = st->load_jobs();
+    ASSERT_EQ(jobs.size(), 1u);
+    EXPECT_EQ(jobs[0].id, "old");
+    EXPECT_EQ(jobs[0].status, "running");
+    EXPECT_EQ(jobs[0].request, json({{"fen", "x"}}));
+    EXPECT_EQ(jobs[0].attempts, 0);
+    auto n = st->count_attempt("old");
+    ASSERT_TRUE(n) << n.error();
+    EXPECT_EQ(*n, 1);
+    EXPECT_EQ(st->find_eval("chess|X|1", 1, 0)->body, "d12");  // the library kept too
+  }
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  sqlite3_stmt* q = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(db, "SELECT attempts FROM jobs WHERE id = 'old'", -1, &q, nullptr),
+            SQLITE_OK);
+  ASSERT_EQ(sqlite3_step(q), SQLITE_ROW);
+  EXPECT_EQ(sqlite3_column_int(q, 0), 1);
+  sqlite3_finalize(q);
+  ASSERT_EQ(sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &q, nullptr), SQLITE_OK);
+  ASSERT_EQ(sqlite3_step(q), SQLITE_ROW);
+  EXPECT_EQ(sqlite3_column_int(q, 0), kSchemaVersion);
+  EXPECT_EQ(kSchemaVersion, 3);
+  sqlite3_finalize(q);
+  sqlite3_close(db);
 }
 
 TEST(Store, UnknownBackendIsRefused) {
