@@ -8,6 +8,7 @@
 #include <boost/beast/http/file_body.hpp>
 
 #include "answer_memo.h"
+#include "client_id.h"
 #include "openapi_document.h"
 #include "static_files.h"
 #include "ws_session.h"
@@ -33,8 +34,8 @@ bool is_cache_hit(const Reply& r) {
 
 }  // namespace
 
-HttpSession::HttpSession(Socket&& socket, ServerContext& ctx)
-    : ctx_(ctx), stream_(std::move(socket)) {
+HttpSession::HttpSession(Socket&& socket, ServerContext& ctx, ConnectionSlot slot)
+    : ctx_(ctx), stream_(std::move(socket)), slot_(std::move(slot)) {
   beast::error_code ec;
   const auto remote = stream_.socket().remote_endpoint(ec);
   ip_ = ec ? "?" : remote.address().to_string();
@@ -212,7 +213,7 @@ bool HttpSession::check_access(const Request& req) {
   ar.authorization = sv(req[http::field::authorization]);
   ar.origin = sv(req[http::field::origin]);
   ar.host = sv(req[http::field::host]);
-  ar.ip = ip_;
+  ar.ip = slot_.client();
   const auto token = ex_.parsed.query_param("access_token");
   if (token) ar.access_token = *token;
   AccessDecision d = ctx_.access->check(ar);
@@ -241,7 +242,7 @@ void HttpSession::dispatch_route(Request& req) {
       ar.method = ex_.method;
       ar.origin = sv(req[http::field::origin]);
       ar.host = sv(req[http::field::host]);
-      ar.ip = ip_;
+      ar.ip = slot_.client();
       ex_.extra = ctx_.access->preflight(ar).headers;
     }
 #endif
@@ -290,8 +291,9 @@ void HttpSession::dispatch_route(Request& req) {
       return reply(std::move(r));
     }
     case Route::metrics: {
-      return send_body(200, "text/plain; version=0.0.4; charset=utf-8",
-                       std::make_shared<const std::string>(api.metrics().render()));
+      return send_body(
+          200, "text/plain; version=0.0.4; charset=utf-8",
+          std::make_shared<const std::string>(api.metrics().render() + ctx_.connections.render()));
     }
     case Route::info:
       return reply(api.info());
@@ -352,7 +354,7 @@ void HttpSession::handle_analyze(Request& req, const nlohmann::json& body) {
   const bool streaming = wants_ndjson(req);
 #if KIBITZ_HAVE_ACCESS
   if (ctx_.access) {
-    SearchSlot slot = ctx_.access->acquire_search(ex_.key_id, ip_);
+    SearchSlot slot = ctx_.access->acquire_search(ex_.key_id, slot_.client());
     if (!slot.held()) {
       AccessDecision d = ctx_.access->refused_search(ex_.key_id);
       Headers headers;
@@ -597,7 +599,8 @@ void HttpSession::upgrade(Request&& req) {
   // The WebSocket session is registered before this one leaves the
   // registry: shutdown, waiting for the registry to empty, never sees a
   // moment without the connection and stops the I/O threads under it.
-  std::make_shared<WsSession>(std::move(stream_), ctx_, ip_, ex_.key_id, std::move(ex_.extra))
+  std::make_shared<WsSession>(std::move(stream_), ctx_, ip_, ex_.key_id, std::move(ex_.extra),
+                              std::move(slot_))
       ->start(std::move(req));
   ctx_.sessions.remove(this);
 }
@@ -610,7 +613,7 @@ void HttpSession::reply(Reply r) {
 
 Origin HttpSession::origin() const {
   Origin o;
-  o.owner = search_owner(ip_, ex_.key_id);
+  o.owner = client_owner(slot_.client(), ex_.key_id);
   return o;
 }
 
