@@ -34,13 +34,14 @@ def config_file(config):
     return f.name
 
 
-def request(server, source, method="GET", path="/v1/info", body=None):
+def request(server, source, method="GET", path="/v1/info", body=None, headers=None):
     """(status, headers lower-cased, JSON body) from a new connection bound to `source`."""
     c = http.client.HTTPConnection("127.0.0.1", server.port, timeout=TIMEOUT,
                                    source_address=(source, 0))
     try:
-        c.request(method, path, body=None if body is None else json.dumps(body),
-                  headers={"Content-Type": "application/json"} if body is not None else {})
+        h = {"Content-Type": "application/json"} if body is not None else {}
+        h.update(headers or {})
+        c.request(method, path, body=None if body is None else json.dumps(body), headers=h)
         r = c.getresponse()
         text = r.read().decode()
         headers = {k.lower(): v for k, v in r.getheaders()}
@@ -228,8 +229,13 @@ class ConnectionCapsTest(unittest.TestCase):
         self.assertEqual(s.metric("kibitz_ws_connections"), 0)
 
 
-# The client's bucket: 6 tokens, and (1 per 1000 s) none back during the test.
-RATE_CONFIG = {"access": {"rate_limit": {"per_ip": {"per_second": 0.001, "burst": 6}}}}
+# The client's bucket: 6 tokens, and (1 per 1000 s) none back during the
+# test; a key's: 4. Anonymous clients may use info, ws and analyze.
+RATE_CONFIG = {"access": {
+    "keys": [{"id": "k", "token": "k-token-123", "rate": {"per_second": 0.001, "burst": 4}}],
+    "anonymous_scopes": ["info", "ws", "analyze"],
+    "rate_limit": {"per_ip": {"per_second": 0.001, "burst": 6}}}}
+KEY = {"Authorization": "Bearer k-token-123"}
 
 
 class ClientRateTest(unittest.TestCase):
@@ -304,6 +310,26 @@ class ClientRateTest(unittest.TestCase):
         asyncio.run(go())
         self.assertEqual(request(s, "127.0.0.4")[0], 429)
         self.assertEqual(request(s, "127.0.0.5")[0], 200)
+
+    def test_a_keys_websocket_messages_share_the_keys_bucket(self):
+        s = self.server
+        # The key's bucket of 4, from two addresses: a request from one...
+        status, _, body = request(s, "127.0.0.6", headers=KEY)
+        self.assertEqual(status, 200, body)
+
+        async def go():
+            # ... the upgrade and messages from the other: 2 left.
+            async with websockets.connect(s.ws_url(), local_addr=("127.0.0.7", 0),
+                                          extra_headers=KEY) as ws:
+                self.assertEqual(await self.replies(ws, 3),
+                                 ["invalid_request"] * 2 + ["rate_limited"])
+        asyncio.run(go())
+        status, _, body = request(s, "127.0.0.6", headers=KEY)
+        self.assertEqual((status, body["error"]["code"]), (429, "rate_limited"))
+        self.assertIn("API key", body["error"]["message"])
+        # The addresses' own buckets are not empty: without the key, served.
+        self.assertEqual(request(s, "127.0.0.7")[0], 200)
+        self.assertEqual(request(s, "127.0.0.6")[0], 200)
 
 
 class IdleWebSocketTest(unittest.TestCase):
