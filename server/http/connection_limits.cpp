@@ -9,19 +9,27 @@
 namespace kibitz::server {
 
 ConnectionSlot::ConnectionSlot(ConnectionSlot&& other) noexcept
-    : limits_(std::exchange(other.limits_, nullptr)), client_(std::move(other.client_)) {}
+    : limits_(std::exchange(other.limits_, nullptr)),
+      client_(std::move(other.client_)),
+      key_(other.key_) {}
 
 ConnectionSlot& ConnectionSlot::operator=(ConnectionSlot&& other) noexcept {
   if (this != &other) {
     release();
     limits_ = std::exchange(other.limits_, nullptr);
     client_ = std::move(other.client_);
+    key_ = other.key_;
   }
   return *this;
 }
 
 void ConnectionSlot::release() {
-  if (auto* limits = std::exchange(limits_, nullptr)) limits->release(client_);
+  auto* limits = std::exchange(limits_, nullptr);
+  if (!limits) return;
+  if (key_)
+    limits->release_key(client_);
+  else
+    limits->release(client_);
 }
 
 void ConnectionLimits::configure(size_t overall, size_t per_client) {
@@ -61,7 +69,31 @@ ConnectionSlot ConnectionLimits::admit(std::string client, Refusal* refusal) {
   ++open_;
   ++accepted_;
   *refusal = Refusal::none;
-  return ConnectionSlot(this, std::move(client));
+  return ConnectionSlot(this, std::move(client), false);
+}
+
+ConnectionSlot ConnectionLimits::admit_key_websocket(std::string owner) {
+  std::lock_guard lock(mutex_);
+  auto it = by_key_.find(owner);
+  if (per_client_ > 0 && it != by_key_.end() && it->second >= per_client_) {
+    ++refused_per_key_;
+    return {};
+  }
+  if (it == by_key_.end()) it = by_key_.emplace(owner, 0).first;
+  ++it->second;
+  return ConnectionSlot(this, std::move(owner), true);
+}
+
+size_t ConnectionLimits::websockets_of_key(const std::string& owner) const {
+  std::lock_guard lock(mutex_);
+  auto it = by_key_.find(owner);
+  return it == by_key_.end() ? 0 : it->second;
+}
+
+void ConnectionLimits::release_key(const std::string& owner) {
+  std::lock_guard lock(mutex_);
+  auto it = by_key_.find(owner);
+  if (it != by_key_.end() && --it->second == 0) by_key_.erase(it);
 }
 
 void ConnectionLimits::release(const std::string& client) {
@@ -121,10 +153,12 @@ std::string ConnectionLimits::render() const {
          "# TYPE kibitz_connections_accepted_total counter\n"
       << "kibitz_connections_accepted_total " << accepted_ << '\n'
       << "# HELP kibitz_connections_refused_total Connections refused at a cap: per_client "
-         "(429 too_many_connections), overall (503 server_busy); closed: also closed at accept "
-         "without an answer, too many refusals at once.\n"
+         "(429 too_many_connections), per_key (a WebSocket upgrade over its key's cap, 429), "
+         "overall (503 server_busy); closed: also closed at accept without an answer, too many "
+         "refusals at once.\n"
          "# TYPE kibitz_connections_refused_total counter\n"
       << "kibitz_connections_refused_total{reason=\"per_client\"} " << refused_per_client_ << '\n'
+      << "kibitz_connections_refused_total{reason=\"per_key\"} " << refused_per_key_ << '\n'
       << "kibitz_connections_refused_total{reason=\"overall\"} " << refused_overall_ << '\n'
       << "kibitz_connections_refused_total{reason=\"closed\"} " << dropped_ << '\n';
   return out.str();

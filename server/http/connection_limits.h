@@ -5,6 +5,9 @@
 // connection back when it is destroyed, whatever ended the session, exactly
 // once. A connection over a cap gets a refusal (RefusalSession): 429
 // too_many_connections (per client) or 503 server_busy (overall).
+// WebSockets opened with an API key are counted per key as well (the key is
+// the client then, whatever its addresses), with the same cap per client:
+// an upgrade over it is answered 429 too_many_connections.
 #pragma once
 
 #include <cstddef>
@@ -32,10 +35,11 @@ class ConnectionSlot {  // move-only
 
  private:
   friend class ConnectionLimits;
-  ConnectionSlot(ConnectionLimits* limits, std::string client)
-      : limits_(limits), client_(std::move(client)) {}
+  ConnectionSlot(ConnectionLimits* limits, std::string client, bool key)
+      : limits_(limits), client_(std::move(client)), key_(key) {}
   ConnectionLimits* limits_ = nullptr;
   std::string client_;
+  bool key_ = false;  // counted per key (admit_key_websocket)
 };
 
 class ConnectionLimits {  // thread-safe; outlives every slot it gives
@@ -49,6 +53,10 @@ class ConnectionLimits {  // thread-safe; outlives every slot it gives
 
   // A held slot, or an empty one and why (the refusal is counted).
   ConnectionSlot admit(std::string client, Refusal* refusal);
+  // A WebSocket upgrade with a key (`owner`: client_owner()): a held slot,
+  // or an empty one when the key has per_client_cap() WebSockets open.
+  ConnectionSlot admit_key_websocket(std::string owner);
+  size_t websockets_of_key(const std::string& owner) const;
   // Refusals being answered at once are few (each holds a descriptor for
   // up to a couple of seconds): beyond kMaxRefusing in all, or
   // kMaxRefusingPerClient for one client, a connection over a cap is
@@ -66,13 +74,16 @@ class ConnectionLimits {  // thread-safe; outlives every slot it gives
  private:
   friend class ConnectionSlot;
   void release(const std::string& client);
+  void release_key(const std::string& owner);
 
   mutable std::mutex mutex_;
   size_t overall_ = 10000, per_client_ = 0;
   size_t open_ = 0, refusing_ = 0;
   std::unordered_map<std::string, size_t> by_client_;        // erased at 0
   std::unordered_map<std::string, size_t> refusing_client_;  // erased at 0
+  std::unordered_map<std::string, size_t> by_key_;           // WebSockets; erased at 0
   uint64_t accepted_ = 0, refused_per_client_ = 0, refused_overall_ = 0, dropped_ = 0;
+  uint64_t refused_per_key_ = 0;
 };
 
 // The cap on open connections that the process's descriptor limit allows.

@@ -591,6 +591,20 @@ void HttpSession::handle_static(const Request& req) {
 }
 
 void HttpSession::upgrade(Request&& req) {
+  // With a key, the key is the client: its WebSockets, from any address,
+  // have the per-client connection cap.
+  ConnectionSlot key_slot;
+  if (!ex_.key_id.empty()) {
+    key_slot = ctx_.connections.admit_key_websocket(client_owner("", ex_.key_id));
+    if (!key_slot.held()) {
+      ex_.keep_alive = false;
+      return reply_error(429, "too_many_connections",
+                         "API key \"" + ex_.key_id + "\" has " +
+                             std::to_string(ctx_.connections.per_client_cap()) +
+                             " WebSockets open; close one or retry later",
+                         {{"Retry-After", "1"}});
+    }
+  }
   ctx_.api.metrics().observe_request("/v1/ws", "GET", 101, seconds_since(ex_.start));
   spdlog::info("http {} GET {} 101", ip_, loggable_target(ex_.target));
   busy_ = false;
@@ -600,7 +614,7 @@ void HttpSession::upgrade(Request&& req) {
   // registry: shutdown, waiting for the registry to empty, never sees a
   // moment without the connection and stops the I/O threads under it.
   std::make_shared<WsSession>(std::move(stream_), ctx_, ip_, ex_.key_id, std::move(ex_.extra),
-                              std::move(slot_))
+                              std::move(slot_), std::move(key_slot))
       ->start(std::move(req));
   ctx_.sessions.remove(this);
 }

@@ -30,8 +30,9 @@ class WsSession : public Session, public std::enable_shared_from_this<WsSession>
   using Headers = std::vector<std::pair<std::string, std::string>>;
   // `slot`: the connection as counted by the connection caps (from the
   // HttpSession it was upgraded from); its client names who this is.
+  // `key_slot`: the same per API key, when opened with one.
   WsSession(Stream&& stream, ServerContext& ctx, std::string ip, std::string key_id, Headers extra,
-            ConnectionSlot slot = {});
+            ConnectionSlot slot = {}, ConnectionSlot key_slot = {});
   ~WsSession() override;
   void start(http::request<http::string_body>&& req);
   void shutdown() override;
@@ -90,7 +91,7 @@ class WsSession : public Session, public std::enable_shared_from_this<WsSession>
   ServerContext& ctx_;
   websocket::stream<Stream> ws_;
   std::string ip_;
-  ConnectionSlot slot_;
+  ConnectionSlot slot_, key_slot_;
   std::string client_;  // client_address(): rate limits, search caps, owner
   std::string key_id_;
   Headers extra_;

@@ -103,8 +103,10 @@ def refused(server, source, status, code):
 class ConnectionCapsTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.config = config_file({"max_connections": OVERALL,
-                                  "max_connections_per_client": PER_CLIENT})
+        cls.config = config_file({
+            "max_connections": OVERALL, "max_connections_per_client": PER_CLIENT,
+            "access": {"keys": [{"id": "w", "token": "w-token-123"}],
+                       "anonymous_scopes": ["info", "ws", "analyze", "metrics"]}})
         cls.server = Server(["--config", cls.config])
         cls.server.start()
 
@@ -196,6 +198,51 @@ class ConnectionCapsTest(unittest.TestCase):
         self.assertTrue(wait_until(lambda: self.open_connections() == 1))
         self.assertGreaterEqual(s.metric("kibitz_connections_refused_total", {"reason": "overall"}), 3)
         self.assertEqual(s.metric("kibitz_connections_max"), OVERALL)
+
+    def test_a_keys_websockets_are_capped_whatever_their_addresses(self):
+        s = self.server
+        key = {"Authorization": "Bearer w-token-123"}
+
+        async def go():
+            conns = []
+            try:
+                for source in ["127.0.0.40", "127.0.0.40", "127.0.0.41", "127.0.0.41"]:
+                    conns.append(await websockets.connect(s.ws_url(), local_addr=(source, 0),
+                                                          extra_headers=key))
+                # A fifth from a third address: the key is at its cap.
+                with self.assertRaises(websockets.exceptions.InvalidStatusCode) as ctx:
+                    await websockets.connect(s.ws_url(), local_addr=("127.0.0.42", 0),
+                                             extra_headers=key)
+                self.assertEqual(ctx.exception.status_code, 429)
+                status, headers, body = request(s, "127.0.0.42", path="/v1/ws",
+                                                headers=dict(key, **{
+                                                    "Upgrade": "websocket", "Connection": "Upgrade",
+                                                    "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==",
+                                                    "Sec-WebSocket-Version": "13"}))
+                SCHEMAS.check_http("/v1/ws", "GET", status, body)
+                self.assertEqual((status, body["error"]["code"]), (429, "too_many_connections"))
+                self.assertEqual(headers["retry-after"], "1")
+                # That address without the key, and the key over HTTP, are served.
+                async with websockets.connect(s.ws_url(), local_addr=("127.0.0.42", 0)) as ws:
+                    await ws.send(json.dumps({"type": "nope"}))
+                    m = json.loads(await asyncio.wait_for(ws.recv(), TIMEOUT))
+                    self.assertEqual(m["error"]["code"], "invalid_request")
+                self.assertEqual(request(s, "127.0.0.42", headers=key)[0], 200)
+                # One closes: the key may open another.
+                await conns.pop().close()
+                for _ in range(100):
+                    try:
+                        conns.append(await websockets.connect(
+                            s.ws_url(), local_addr=("127.0.0.42", 0), extra_headers=key))
+                        break
+                    except websockets.exceptions.InvalidStatusCode:
+                        await asyncio.sleep(0.1)
+                self.assertEqual(len(conns), 4)
+            finally:
+                for ws in conns:
+                    await ws.close()
+        asyncio.run(go())
+        self.assertGreaterEqual(s.metric("kibitz_connections_refused_total", {"reason": "per_key"}), 2)
 
     def test_vanished_clients_give_their_connections_back(self):
         s = self.server
