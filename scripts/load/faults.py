@@ -808,7 +808,14 @@ def main():
         return 0
 
     limit = common.raise_fd_limit(4 * args.connections + 1000)
-    server = common.Server(args.binary)
+    # Every hostile client here is one address (127.0.0.1): its connection
+    # cap is raised above what the phases open at once (1,000 WebSockets,
+    # 500 silent connections, the slow-loris ones), so that they reach the
+    # server and test it; the caps themselves are tested in
+    # tests/server/test_connection_caps.py.
+    cap = 2 * max(args.connections, 500, args.loris) + 200
+    server = common.Server(args.binary, env={"KIBITZ_MAX_CONNECTIONS_PER_CLIENT": str(cap),
+                                             "KIBITZ_MAX_CONNECTIONS": str(cap + 100)})
     probe_out = tempfile.mktemp(prefix="kibitz-probe-", suffix=".jsonl")
     probe = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--probe", str(server.port), probe_out])
     # The hostile clients share this machine's cores with the server; an

@@ -288,6 +288,15 @@ AccessDecision AccessControl::authorize(std::string_view key_id, std::string_vie
   return d;
 }
 
+AccessDecision AccessControl::charge(std::string_view key_id, const std::string& ip) {
+  State& s = *state_;
+  if (!s.enabled) return {};
+  const int key = key_id.empty() ? -1 : s.key_index(key_id);
+  AccessDecision d;
+  d.key_id = std::string(key_id);
+  return s.rate_limit(ip, key, std::move(d));
+}
+
 SearchSlot AccessControl::acquire_search(std::string_view key_id, std::string_view ip) {
   const std::shared_ptr<State> s = state_;
   const int key = key_id.empty() ? -1 : s->key_index(key_id);

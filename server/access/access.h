@@ -17,7 +17,8 @@
 //                                             // exist (default: none)
 //     "rate_limit": {
 //       "per_key": {"per_second": 0, "burst": 0},  // 0: unlimited
-//       "per_ip": {"per_second": 0, "burst": 0},   // every request, keyed or not
+//       "per_ip": {"per_second": 0, "burst": 0},   // every request and WebSocket
+//                                             // message, keyed or not (IPv6: per /64)
 //       "max_tracked_ips": 10000              // idle/oldest buckets evicted beyond
 //     },
 //     "max_concurrent_searches_per_key": 0,   // 0: unlimited
@@ -52,7 +53,9 @@ struct AccessRequest {
   std::string_view authorization;  // the Authorization header, may be empty
   std::string_view origin;         // the Origin header, may be empty
   std::string_view host;           // the Host header
-  std::string ip;                  // remote address
+  // The client's address as the transport counts it (server/http
+  // client_id.h: IPv4, or an IPv6 /64): the per-IP limits are per client.
+  std::string ip;
   // A token given another way than the Authorization header (browsers cannot
   // set headers on a WebSocket: e.g. from ?access_token=); may be empty.
   std::string_view access_token;
@@ -117,6 +120,12 @@ class AccessControl {  // thread-safe
   // consuming a rate-limit token: e.g. a WebSocket "analyze" or "annotate"
   // message on a connection opened with key `key_id`.
   AccessDecision authorize(std::string_view key_id, std::string_view scope) const;
+  // One more request of a client already admitted by check(), such as a
+  // WebSocket message: a token from the same per-key and per-IP buckets
+  // that check() draws on (refused 429 rate_limited with retry_after_s
+  // when either is empty, taking from neither). `ip` is the client's
+  // address as check() was given it.
+  AccessDecision charge(std::string_view key_id, const std::string& ip);
   // Before starting a search (sync/NDJSON analyze, WebSocket analyze, job):
   // a held slot, or an empty one when `key_id` (or, anonymous, `ip`) already
   // runs its cap; then answer refused_search().

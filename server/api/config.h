@@ -42,6 +42,11 @@ struct Config {
   int ws_messages_per_second = 20;
   int ws_max_searches_per_connection = 4;
   int read_timeout_ms = 10'000, idle_timeout_ms = 120'000;
+  // Open connections (HTTP and WebSocket): all together (lowered to fit the
+  // descriptor limit; 503 server_busy above it) and per client address or
+  // IPv6 /64 (429 too_many_connections; 0 = no cap).
+  size_t max_connections = 10'000;
+  size_t max_connections_per_client = 256;
   int64_t job_deadline_ms = 600'000;
   int job_retention_s = 600;
   size_t max_jobs = 1000;

@@ -60,12 +60,6 @@ inline std::string loggable(std::string_view s, size_t max = 200) {
   return out;
 }
 
-// Who asks, for the scheduler's fairness between clients: the API key when
-// there is one, else the client's address.
-inline std::string search_owner(const std::string& ip, const std::string& key_id) {
-  return key_id.empty() ? ip : "key " + key_id;
-}
-
 // A request target for the log, with the value of an access_token query
 // parameter (a WebSocket client's API key) hidden. A query that cannot be
 // read is hidden whole.

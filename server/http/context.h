@@ -14,6 +14,7 @@
 #include "server/api/api.h"
 #include "server/api/config.h"
 #include "server/api/metrics.h"
+#include "server/http/connection_limits.h"
 
 #if KIBITZ_HAVE_ACCESS
 #include "server/access/access.h"
@@ -95,6 +96,7 @@ struct ServerContext {
   std::string web_root;  // resolved; "" when there is none
   std::shared_ptr<PostGate> gate = std::make_shared<PostGate>();
   SessionRegistry sessions;
+  ConnectionLimits connections;  // open connections per client and overall
   std::atomic<bool> stopping{false};
 };
 

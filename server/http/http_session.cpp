@@ -8,6 +8,7 @@
 #include <boost/beast/http/file_body.hpp>
 
 #include "answer_memo.h"
+#include "client_id.h"
 #include "openapi_document.h"
 #include "static_files.h"
 #include "ws_session.h"
@@ -33,8 +34,8 @@ bool is_cache_hit(const Reply& r) {
 
 }  // namespace
 
-HttpSession::HttpSession(Socket&& socket, ServerContext& ctx)
-    : ctx_(ctx), stream_(std::move(socket)) {
+HttpSession::HttpSession(Socket&& socket, ServerContext& ctx, ConnectionSlot slot)
+    : ctx_(ctx), stream_(std::move(socket)), slot_(std::move(slot)) {
   beast::error_code ec;
   const auto remote = stream_.socket().remote_endpoint(ec);
   ip_ = ec ? "?" : remote.address().to_string();
@@ -220,7 +221,7 @@ bool HttpSession::check_access(const Request& req) {
   ar.authorization = sv(req[http::field::authorization]);
   ar.origin = sv(req[http::field::origin]);
   ar.host = sv(req[http::field::host]);
-  ar.ip = ip_;
+  ar.ip = slot_.client();
   // Only the upgrade gets this far with one (handle() refuses it elsewhere).
   const auto token =
       ex_.route.route == Route::ws ? ex_.parsed.query_param("access_token") : std::nullopt;
@@ -251,7 +252,7 @@ void HttpSession::dispatch_route(Request& req) {
       ar.method = ex_.method;
       ar.origin = sv(req[http::field::origin]);
       ar.host = sv(req[http::field::host]);
-      ar.ip = ip_;
+      ar.ip = slot_.client();
       ex_.extra = ctx_.access->preflight(ar).headers;
     }
 #endif
@@ -300,8 +301,9 @@ void HttpSession::dispatch_route(Request& req) {
       return reply(std::move(r));
     }
     case Route::metrics: {
-      return send_body(200, "text/plain; version=0.0.4; charset=utf-8",
-                       std::make_shared<const std::string>(api.metrics().render()));
+      return send_body(
+          200, "text/plain; version=0.0.4; charset=utf-8",
+          std::make_shared<const std::string>(api.metrics().render() + ctx_.connections.render()));
     }
     case Route::info:
       return reply(api.info());
@@ -364,7 +366,7 @@ bool HttpSession::answer_from_memo(const Request& req) {
 bool HttpSession::take_search_slot() {
 #if KIBITZ_HAVE_ACCESS
   if (ctx_.access) {
-    SearchSlot slot = ctx_.access->acquire_search(ex_.key_id, ip_);
+    SearchSlot slot = ctx_.access->acquire_search(ex_.key_id, slot_.client());
     if (!slot.held()) {
       AccessDecision d = ctx_.access->refused_search(ex_.key_id);
       Headers headers;
@@ -608,6 +610,20 @@ void HttpSession::handle_static(const Request& req) {
 }
 
 void HttpSession::upgrade(Request&& req) {
+  // With a key, the key is the client: its WebSockets, from any address,
+  // have the per-client connection cap.
+  ConnectionSlot key_slot;
+  if (!ex_.key_id.empty()) {
+    key_slot = ctx_.connections.admit_key_websocket(client_owner("", ex_.key_id));
+    if (!key_slot.held()) {
+      ex_.keep_alive = false;
+      return reply_error(429, "too_many_connections",
+                         "API key \"" + ex_.key_id + "\" has " +
+                             std::to_string(ctx_.connections.per_client_cap()) +
+                             " WebSockets open; close one or retry later",
+                         {{"Retry-After", "1"}});
+    }
+  }
   ctx_.api.metrics().observe_request("/v1/ws", "GET", 101, seconds_since(ex_.start));
   spdlog::info("http {} GET {} 101", ip_, loggable_target(ex_.target));
   busy_ = false;
@@ -616,7 +632,8 @@ void HttpSession::upgrade(Request&& req) {
   // The WebSocket session is registered before this one leaves the
   // registry: shutdown, waiting for the registry to empty, never sees a
   // moment without the connection and stops the I/O threads under it.
-  std::make_shared<WsSession>(std::move(stream_), ctx_, ip_, ex_.key_id, std::move(ex_.extra))
+  std::make_shared<WsSession>(std::move(stream_), ctx_, ip_, ex_.key_id, std::move(ex_.extra),
+                              std::move(slot_), std::move(key_slot))
       ->start(std::move(req));
   ctx_.sessions.remove(this);
 }
@@ -629,7 +646,7 @@ void HttpSession::reply(Reply r) {
 
 Origin HttpSession::origin() const {
   Origin o;
-  o.owner = search_owner(ip_, ex_.key_id);
+  o.owner = client_owner(slot_.client(), ex_.key_id);
   return o;
 }
 

@@ -20,7 +20,9 @@ namespace kibitz::server {
 
 class HttpSession : public Session, public std::enable_shared_from_this<HttpSession> {
  public:
-  HttpSession(Socket&& socket, ServerContext& ctx);
+  // `slot`: this connection counted against the connection caps, handed
+  // on to the WebSocket session on upgrade.
+  HttpSession(Socket&& socket, ServerContext& ctx, ConnectionSlot slot);
   ~HttpSession() override;
   void start();
   void shutdown() override;
@@ -97,7 +99,7 @@ class HttpSession : public Session, public std::enable_shared_from_this<HttpSess
   void on_readable(uint64_t seq, beast::error_code ec);
   void handle_static(const Request& req);
 
-  Origin origin() const;                        // who asks: for the scheduler's fairness
+  Origin origin() const;  // who asks: client_owner(), for the scheduler's fairness
   Origin job_origin(const Request& req) const;  // and its Idempotency-Key
   void reply(Reply r);
   void reply_error(int status, std::string code, std::string message, Headers headers = {});
@@ -128,6 +130,7 @@ class HttpSession : public Session, public std::enable_shared_from_this<HttpSess
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
   std::string ip_;
+  ConnectionSlot slot_;  // slot_.client(): who this is (client_id.h)
   uint64_t seq_ = 0;
   Exchange ex_;
   std::string head_;  // the header being written (one write at a time)

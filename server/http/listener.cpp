@@ -2,7 +2,9 @@
 
 #include <spdlog/spdlog.h>
 
+#include "client_id.h"
 #include "http_session.h"
+#include "refusal_session.h"
 
 namespace kibitz::server {
 
@@ -59,7 +61,7 @@ void Listener::accept() {
       return;
     }
     try {
-      std::make_shared<HttpSession>(std::move(s), self->ctx_)->start();
+      self->admit(std::move(s));
     } catch (const std::exception& e) {  // e.g. out of memory: this connection is dropped
       spdlog::error("accept: a connection could not be started: {}", e.what());
     } catch (...) {
@@ -67,6 +69,34 @@ void Listener::accept() {
     }
     self->accept();
   });
+}
+
+// Counts the connection against its client's cap and the server's; over
+// either it is answered by a RefusalSession (or, when too many refusals are
+// under way, closed at once) and never becomes a session.
+void Listener::admit(Socket&& socket) {
+  beast::error_code ec;
+  const auto remote = socket.remote_endpoint(ec);
+  if (ec) return;  // already gone
+  ConnectionLimits::Refusal why{};
+  std::string client = client_address(remote.address());
+  ConnectionSlot slot = ctx_.connections.admit(client, &why);
+  if (slot.held()) {
+    std::make_shared<HttpSession>(std::move(socket), ctx_, std::move(slot))->start();
+    return;
+  }
+  spdlog::debug("accept: {} refused: {}", remote.address().to_string(),
+                why == ConnectionLimits::Refusal::per_client ? "too many connections from it"
+                                                             : "too many connections");
+  if (!ctx_.connections.begin_refusal(client)) return;  // closed as `socket` goes
+  std::shared_ptr<RefusalSession> refusal;
+  try {
+    refusal = std::make_shared<RefusalSession>(std::move(socket), ctx_, why, client);
+  } catch (...) {
+    ctx_.connections.end_refusal(client);  // the session that would have ended it never was
+    throw;
+  }
+  refusal->start();
 }
 
 }  // namespace kibitz::server

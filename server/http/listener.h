@@ -1,5 +1,6 @@
 // Accepts connections and starts an HttpSession for each, handing them out
-// round-robin over the I/O threads' io_contexts.
+// round-robin over the I/O threads' io_contexts; a connection over a
+// connection cap (ConnectionLimits) gets a RefusalSession instead.
 #pragma once
 
 #include <boost/asio/steady_timer.hpp>
@@ -23,6 +24,7 @@ class Listener : public std::enable_shared_from_this<Listener> {
 
  private:
   void accept();
+  void admit(Socket&& socket);
   std::vector<net::io_context*> contexts_;
   size_t next_ = 0;
   ServerContext& ctx_;

@@ -84,6 +84,14 @@ Server::~Server() {
 const std::string& Server::web_root() const { return impl_->ctx.web_root; }
 
 Expected<int, std::string> Server::listen() {
+  // The connection caps, within what the descriptor limit allows.
+  std::string note;
+  const size_t cap = connection_cap_for_fd_limit(impl_->ctx.config.max_connections, &note);
+  if (cap < impl_->ctx.config.max_connections)
+    spdlog::warn("{}", note);
+  else if (!note.empty())
+    spdlog::info("{}", note);
+  impl_->ctx.connections.configure(cap, impl_->ctx.config.max_connections_per_client);
   std::vector<net::io_context*> contexts;
   for (auto& c : impl_->contexts) contexts.push_back(c.get());
   impl_->listener = std::make_shared<Listener>(std::move(contexts), impl_->ctx);

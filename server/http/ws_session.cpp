@@ -4,24 +4,34 @@
 
 #include <algorithm>
 
+#include "client_id.h"
+
 namespace kibitz::server {
 
 namespace {
 
 constexpr size_t kMaxIdLength = 64;
 
+access_detail::RateSpec connection_rate(const Config& config) {
+  const double rate = std::max(1, config.ws_messages_per_second);
+  return {rate, rate};  // a second's worth at once
+}
+
 }  // namespace
 
 WsSession::WsSession(Stream&& stream, ServerContext& ctx, std::string ip, std::string key_id,
-                     Headers extra)
+                     Headers extra, ConnectionSlot slot, ConnectionSlot key_slot)
     : ctx_(ctx),
       ws_(std::move(stream)),
       ip_(std::move(ip)),
+      slot_(std::move(slot)),
+      key_slot_(std::move(key_slot)),
+      client_(slot_.held() ? slot_.client() : client_address(ip_)),
       key_id_(std::move(key_id)),
-      extra_(std::move(extra)) {
-  tokens_ = std::max(1, ctx_.config.ws_messages_per_second);
-  refilled_ = SteadyClock::now();
-}
+      extra_(std::move(extra)),
+      rate_(connection_rate(ctx_.config)),
+      bucket_(rate_, SteadyClock::now()),
+      idle_timer_(ws_.get_executor()) {}
 
 WsSession::~WsSession() {
   for (auto& [id, search] : searches_)
@@ -66,7 +76,32 @@ void WsSession::on_accept(beast::error_code ec) {
   if (pending_close_) return send_close(*pending_close_);
   // A session started after shutdown walked the sessions closes itself.
   if (ctx_.stopping) return close_with(websocket::close_code::going_away, "shutting down");
+  last_heard_ = SteadyClock::now();
+  watch_idle();
   read();
+}
+
+void WsSession::watch_idle() {
+  const auto idle = std::chrono::milliseconds(ctx_.config.idle_timeout_ms);
+  // While a search runs the client is waiting for it, not idle: looked at
+  // again a whole timeout later.
+  idle_timer_.expires_at(searches_.empty() ? last_heard_ + idle : SteadyClock::now() + idle);
+  // Weak: a connection that ends is not kept (nor its connection slot held)
+  // until the timer fires.
+  idle_timer_.async_wait([weak = weak_from_this()](beast::error_code ec) {
+    if (ec) return;
+    if (auto self = weak.lock()) self->contain("idle", [&] { self->on_idle_check(); });
+  });
+}
+
+void WsSession::on_idle_check() {
+  if (closing_) return;
+  const auto idle = std::chrono::milliseconds(ctx_.config.idle_timeout_ms);
+  if (searches_.empty() && SteadyClock::now() - last_heard_ >= idle) {
+    spdlog::debug("ws {}: closed after {} ms without a message", ip_, ctx_.config.idle_timeout_ms);
+    return close_with(websocket::close_code::normal, "idle timeout");
+  }
+  watch_idle();
 }
 
 void WsSession::shutdown() {
@@ -100,15 +135,16 @@ void WsSession::on_read(beast::error_code ec, size_t) {
   }
   const std::string text = beast::buffers_to_string(buffer_.data());
   buffer_.consume(buffer_.size());
+  last_heard_ = SteadyClock::now();
+  int retry_after_s = 0;
+  std::string refused;
   if (!ws_.got_text()) {
     send_error(nullptr, "invalid_request", "messages must be JSON text frames");
-  } else if (!take_token()) {
+  } else if (refused = charge_message(&retry_after_s); !refused.empty()) {
     ++strikes_;
     if (strikes_ > std::max(1, ctx_.config.ws_messages_per_second))
       return close_with(websocket::close_code::policy_error, "too many messages");
-    send_error(
-        nullptr, "rate_limited",
-        "more than " + std::to_string(ctx_.config.ws_messages_per_second) + " messages per second");
+    send_error(nullptr, "rate_limited", refused, retry_after_s);
   } else {
     // An accepted message takes back one refusal only: a client that keeps
     // sending over the limit is closed however fast this server reads (a
@@ -122,14 +158,26 @@ void WsSession::on_read(beast::error_code ec, size_t) {
   read();
 }
 
-bool WsSession::take_token() {
-  const double rate = std::max(1, ctx_.config.ws_messages_per_second);
-  const auto now = SteadyClock::now();
-  tokens_ = std::min(rate, tokens_ + rate * std::chrono::duration<double>(now - refilled_).count());
-  refilled_ = now;
-  if (tokens_ < 1) return false;
-  tokens_ -= 1;
-  return true;
+std::string WsSession::charge_message(int* retry_after_s) {
+  bucket_.refill(rate_, SteadyClock::now());
+  if (!bucket_.has_token()) {
+    *retry_after_s = bucket_.retry_after_s(rate_);
+    return "more than " + std::to_string(ctx_.config.ws_messages_per_second) +
+           " messages per second on this connection";
+  }
+#if KIBITZ_HAVE_ACCESS
+  // The client's own rate, shared with its HTTP requests and its other
+  // connections: a refused message takes no token from either bucket.
+  if (ctx_.access) {
+    AccessDecision d = ctx_.access->charge(key_id_, client_);
+    if (!d.allowed) {
+      *retry_after_s = std::max(1, d.retry_after_s);
+      return d.message;
+    }
+  }
+#endif
+  bucket_.take();
+  return {};
 }
 
 void WsSession::handle_message(std::string_view text) {
@@ -184,10 +232,10 @@ void WsSession::start_search(const std::string& id, bool annotate, nlohmann::jso
   }
 #if KIBITZ_HAVE_ACCESS
   if (ctx_.access) {
-    SearchSlot s = ctx_.access->acquire_search(key_id_, ip_);
+    SearchSlot s = ctx_.access->acquire_search(key_id_, client_);
     if (!s.held()) {
       AccessDecision d = ctx_.access->refused_search(key_id_);
-      return send_error(id, d.code, d.message);
+      return send_error(id, d.code, d.message, d.retry_after_s);
     }
     slot = std::make_shared<SearchSlot>(std::move(s));
   }
@@ -197,7 +245,7 @@ void WsSession::start_search(const std::string& id, bool annotate, nlohmann::jso
   auto gate = ctx_.gate;
   Reporter cb;
   Origin origin;
-  origin.owner = search_owner(ip_, key_id_);
+  origin.owner = client_owner(client_, key_id_);
   origin.allow_infinite = !annotate;
   const char* update_type = annotate ? "progress" : "info";
   const char* final_type = annotate ? "review" : "bestmove";
@@ -264,6 +312,7 @@ void WsSession::on_done(const std::string& id, uint64_t gen, std::string text) {
   auto it = searches_.find(id);
   if (it == searches_.end() || it->second.gen != gen) return;
   searches_.erase(it);
+  last_heard_ = SteadyClock::now();  // idle from when the client has its answer
   if (closing_) return;
   outbox_.push(id, gen, WsOutbox::Kind::final,
                std::make_shared<const std::string>(std::move(text)));
@@ -278,9 +327,10 @@ void WsSession::stop_search(const std::string& id) {
 }
 
 void WsSession::send_error(const nlohmann::json& id, const std::string& code,
-                           const std::string& message) {
+                           const std::string& message, int retry_after_s) {
   nlohmann::json j = {
       {"type", "error"}, {"id", id}, {"error", {{"code", code}, {"message", message}}}};
+  if (retry_after_s > 0) j["error"]["retry_after_s"] = retry_after_s;
   outbox_.push("", 0, WsOutbox::Kind::final, std::make_shared<const std::string>(dump_json(j)));
   write();
 }
@@ -333,6 +383,7 @@ void WsSession::on_exception(const char* where, const char* what) noexcept {
 }
 
 void WsSession::cancel_all() {
+  idle_timer_.cancel();
   for (auto& [id, search] : searches_)
     if (search.ticket) search.ticket->cancel();
   searches_.clear();

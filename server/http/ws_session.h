@@ -16,7 +16,11 @@
 #include <unordered_map>
 #include <vector>
 
+#include <boost/asio/steady_timer.hpp>
+
 #include "beast.h"
+#include "connection_limits.h"
+#include "server/access/token_bucket.h"
 #include "ws_outbox.h"
 
 namespace kibitz::server {
@@ -24,7 +28,11 @@ namespace kibitz::server {
 class WsSession : public Session, public std::enable_shared_from_this<WsSession> {
  public:
   using Headers = std::vector<std::pair<std::string, std::string>>;
-  WsSession(Stream&& stream, ServerContext& ctx, std::string ip, std::string key_id, Headers extra);
+  // `slot`: the connection as counted by the connection caps (from the
+  // HttpSession it was upgraded from); its client names who this is.
+  // `key_slot`: the same per API key, when opened with one.
+  WsSession(Stream&& stream, ServerContext& ctx, std::string ip, std::string key_id, Headers extra,
+            ConnectionSlot slot = {}, ConnectionSlot key_slot = {});
   ~WsSession() override;
   void start(http::request<http::string_body>&& req);
   void shutdown() override;
@@ -63,7 +71,9 @@ class WsSession : public Session, public std::enable_shared_from_this<WsSession>
   void on_update(const std::string& id, uint64_t gen, std::string text);
   void on_done(const std::string& id, uint64_t gen, std::string text);
   void stop_search(const std::string& id);
-  void send_error(const nlohmann::json& id, const std::string& code, const std::string& message);
+  // retry_after_s > 0: sent as error.retry_after_s (rate_limited).
+  void send_error(const nlohmann::json& id, const std::string& code, const std::string& message,
+                  int retry_after_s = 0);
   void send_reply_error(const nlohmann::json& id, const Reply& reply);
   void write();
   void on_write(beast::error_code ec, size_t bytes);
@@ -71,11 +81,18 @@ class WsSession : public Session, public std::enable_shared_from_this<WsSession>
   void on_exception(const char* where, const char* what) noexcept;
   void close_with(websocket::close_code code, const char* reason);
   void send_close(const websocket::close_reason& reason);
-  bool take_token();
+  // Why a message cannot be taken now ("" = it can; its tokens are then
+  // taken): this connection's bucket, then the client's (access control's
+  // per-key and per-address buckets, the ones HTTP requests draw on).
+  std::string charge_message(int* retry_after_s);
+  void watch_idle();
+  void on_idle_check();
 
   ServerContext& ctx_;
   websocket::stream<Stream> ws_;
   std::string ip_;
+  ConnectionSlot slot_, key_slot_;
+  std::string client_;  // client_address(): rate limits, search caps, owner
   std::string key_id_;
   Headers extra_;
   beast::flat_buffer buffer_;
@@ -88,10 +105,15 @@ class WsSession : public Session, public std::enable_shared_from_this<WsSession>
   bool closing_ = false;        // a close was started or the peer is gone
   // A close asked for before the handshake was done, sent after it.
   std::optional<websocket::close_reason> pending_close_;
-  // Token bucket on incoming messages.
-  double tokens_ = 0;
-  SteadyClock::time_point refilled_;
+  // Token bucket on incoming messages of this connection.
+  access_detail::RateSpec rate_;
+  access_detail::TokenBucket bucket_;
   int strikes_ = 0;  // messages refused, less those accepted since (at least 0)
+  // Idle: no message from the client, and no search of its running, for
+  // idle_timeout_ms. Pings answered do not count (Beast's own timeout,
+  // which they reset, only finds peers that are gone).
+  net::basic_waitable_timer<SteadyClock, net::wait_traits<SteadyClock>, Executor> idle_timer_;
+  SteadyClock::time_point last_heard_;
 };
 
 }  // namespace kibitz::server

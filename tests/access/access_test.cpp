@@ -243,6 +243,44 @@ TEST(Access, RefusalTakesNoTokenFromTheOtherBucket) {
   EXPECT_TRUE(ac->check(request("analyze", "Bearer k-token-123", "a")).allowed);
 }
 
+// A WebSocket message (charge) draws on the buckets HTTP requests use.
+TEST(Access, ChargeSharesTheBucketsOfCheck) {
+  FakeClock clock;
+  auto ac = make(json::parse(R"({"keys": [{"id": "k", "token": "k-token-123",
+                                            "rate": {"per_second": 1, "burst": 3}}],
+                                  "anonymous_scopes": ["info"],
+                                  "rate_limit": {"per_ip": {"per_second": 1, "burst": 4}}})"),
+                 clock);
+  // Anonymous: the address's bucket of 4, two by requests, two by messages.
+  EXPECT_TRUE(ac->check(request("info", "", "192.0.2.1")).allowed);
+  EXPECT_TRUE(ac->charge("", "192.0.2.1").allowed);
+  EXPECT_TRUE(ac->check(request("info", "", "192.0.2.1")).allowed);
+  EXPECT_TRUE(ac->charge("", "192.0.2.1").allowed);
+  auto d = ac->charge("", "192.0.2.1");
+  EXPECT_FALSE(d.allowed);
+  EXPECT_EQ(d.status, 429);
+  EXPECT_EQ(d.code, "rate_limited");
+  EXPECT_EQ(d.retry_after_s, 1);
+  EXPECT_EQ(ac->check(request("info", "", "192.0.2.1")).status, 429);
+  EXPECT_TRUE(ac->charge("", "192.0.2.2").allowed);  // another address: its own bucket
+  // A key: its own bucket of 3 (whatever the address), and the address's.
+  EXPECT_TRUE(ac->check(request("info", "Bearer k-token-123", "192.0.2.3")).allowed);
+  EXPECT_TRUE(ac->charge("k", "192.0.2.4").allowed);
+  EXPECT_TRUE(ac->charge("k", "192.0.2.5").allowed);
+  d = ac->charge("k", "192.0.2.6");
+  EXPECT_EQ(d.status, 429);
+  EXPECT_EQ(d.key_id, "k");
+  EXPECT_EQ(ac->check(request("info", "Bearer k-token-123", "192.0.2.7")).status, 429);
+  clock.advance(1s);
+  EXPECT_TRUE(ac->charge("k", "192.0.2.6").allowed);
+  EXPECT_TRUE(ac->charge("", "192.0.2.1").allowed);  // refilled too
+}
+
+TEST(Access, ChargeIsFreeWithoutRateLimits) {
+  auto ac = make(json::object());
+  for (int i = 0; i < 1000; ++i) EXPECT_TRUE(ac->charge("", "192.0.2.1").allowed);
+}
+
 TEST(Access, TrackedAddressesStayBoundedAndIdleOnesAreDropped) {
   FakeClock clock;
   auto ac = make(
