@@ -22,7 +22,7 @@ namespace {
 // two parts the search generates (captures, then quiet moves after them).
 void check_capacity(const Position& pos) {
   const uint64_t n = count_legal_moves(pos);
-  if (n > uint64_t(kMaxLegalMoves)) std::abort();
+  if (n > uint64_t(pos.in_check() ? kMaxLegalMovesInCheck : kMaxLegalMoves)) std::abort();
   const auto full = std::make_unique<Move[]>(kMaxMoves);
   if (uint64_t(generate(pos, full.get()) - full.get()) != n) std::abort();
   const auto exact = std::make_unique<Move[]>(n + 1);  // + 1: never zero-sized

@@ -50,11 +50,13 @@ enum class GenType { Legal, Captures, Quiets };
 //
 // So no accepted position has more than 218 < 256 legal moves. Every write
 // asserts the capacity (debug builds), the fuzzers check the count against
-// kMaxLegalMoves and generate into heap buffers of exactly kMaxMoves, and
+// kMaxLegalMoves (kMaxLegalMovesInCheck in check) and generate into heap
+// buffers of exactly kMaxMoves, and
 // tests/chess/fen_test.cpp has the 218-move position.
 constexpr int kMaxLegalMoves = 218;
+constexpr int kMaxLegalMovesInCheck = 185;
 constexpr int kMaxMoves = 256;
-static_assert(kMaxLegalMoves <= kMaxMoves);
+static_assert(kMaxLegalMoves <= kMaxMoves && kMaxLegalMovesInCheck <= kMaxLegalMoves);
 
 // Writes moves to a list that holds kMaxMoves from `list` on.
 struct MoveWriter {
