@@ -21,9 +21,10 @@ enum class GenType { Legal, Captures, Quiets };
 // The capacity of every chess move list (this header's MoveList, perft,
 // the search's move and capture arrays, the service's root lists). It holds
 // for every position Position::from_fen accepts, and so for every position
-// reached from one by legal moves (a move never adds a piece of either
-// colour beyond what a promotion trades for a pawn, so the counts below
-// still hold after it):
+// reached from one by legal moves or the search's null move (a move adds no
+// piece but what a promotion trades for a pawn, so the counts below still
+// hold after it, and leaves the side that moved out of check; the null move
+// is made only out of check):
 //
 // - Not in check. from_fen accepts one king a side, at most 16 pieces and 8
 //   pawns a side, no pawn on rank 1 or 8, the side not to move not in check,
@@ -39,9 +40,9 @@ enum class GenType { Legal, Captures, Quiets };
 //   KINGS_NOT_IN_CHECK both colours; lichess.org/@/Tobs40/blog). 218 is
 //   reached: R6R/3Q4/1Q4Q1/4Q3/2Q4Q/Q4Q2/pp1Q4/kBNN1KB1 w - - 0 1.
 // - In check, by our own count: in double check only the king moves (at
-//   most 8). In single check every other move ends on one of the at most 7
-//   squares between the king and the checker or on the checker, or is an
-//   en-passant capture of a checking pawn (at most 2). A square is reached
+//   most 8). In single check every other move ends on one of the at most 6
+//   squares between the king and the checker or on the checker (7 squares),
+//   or is an en-passant capture of a checking pawn (at most 2). A square is reached
 //   by at most one piece along each of its 8 rays (the first on the ray:
 //   sliders, pawn pushes and pawn or king steps all come along a ray) and
 //   from at most 8 knight squares; only a square on the last rank takes
@@ -51,8 +52,8 @@ enum class GenType { Legal, Captures, Quiets };
 // So no accepted position has more than 218 < 256 legal moves. Every write
 // asserts the capacity (debug builds), the fuzzers check the count against
 // kMaxLegalMoves (kMaxLegalMovesInCheck in check) and generate into heap
-// buffers of exactly kMaxMoves, and
-// tests/chess/fen_test.cpp has the 218-move position.
+// buffers of exactly kMaxMoves, and tests/chess/fen_test.cpp has the
+// 218-move position.
 constexpr int kMaxLegalMoves = 218;
 constexpr int kMaxLegalMovesInCheck = 185;
 constexpr int kMaxMoves = 256;
