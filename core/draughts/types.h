@@ -136,7 +136,8 @@ static_assert(std::is_trivially_copyable_v<Move> &&
 // simulated annealing over positions within the parser's limits (moving,
 // adding, removing, crowning and recolouring pieces; several seeds of three
 // minutes each) found at most 68 distinct captures, and 68 quiet moves; with
-// twelve kings against twelve pieces at most 26 captures. See
+// twelve kings against twelve pieces at most 26 captures, with one king
+// against up to twelve at most 31. See
 // MostMovesFoundStayWithinTheBound in tests/draughts/movegen_test.cpp and
 // tests/draughts/fen_test.cpp. 256 leaves almost four times that.
 //
