@@ -49,10 +49,11 @@ CHESS_ACCEPTED = {
     # Nine queens, two rooks, a bishop on each colour, two knights: the most
     # pieces a side can have.
     "nine queens": "6nk/6pp/8/8/8/QQQQQ3/QQQQRRBB/4KN1N w - - 0 1",
-    # Eight pawns about to promote (by push and by capture), Black to answer.
+    # Eight pawns about to promote, by push and by capture.
     "eight promotions": "n1n1n1n1/PPPPPPPP/8/8/8/8/8/K6k w - - 0 1",
-    # In check with every piece able to interpose or capture.
-    "check with many replies": "3k4/8/8/8/QQ3QQ1/1Q1r1Q2/NNB1BNN1/R2K3R w - - 0 1",
+    # The side to move in check (allowed; only the other side may not be),
+    # six queens, four knights and two bishops around the checking rook.
+    "in check": "3k4/8/8/8/QQ3QQ1/1Q1r1Q2/NNB1BNN1/R2K3R w - - 0 1",
 }
 CHESS_REFUSED = {
     "266 moves, 28 white pieces": "QQQQQQnk/Q4Q1P/Q5QQ/Q6Q/Q6Q/Q6Q/Q6Q/KQQQQQQQ w - - 0 1",
