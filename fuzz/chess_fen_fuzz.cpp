@@ -1,15 +1,37 @@
 // Chess FEN: whatever parses must be a position the engine can work on.
 // Invariants: the FEN written back parses to the same position; every legal
 // move can be made and unmade with consistent keys; the counting and writing
-// generators agree.
+// generators agree; no position parsed or reached in one move has more legal
+// moves than kMaxLegalMoves, the bound the move lists' capacity rests on
+// (chess/movegen.h), and generation stays inside heap buffers of exactly
+// kMaxMoves and of exactly the count (a MoveList's array sits inside the
+// object, where ASan cannot see a write past it; a heap block it can).
 #include <cstdint>
 #include <cstdlib>
+#include <memory>
 #include <string_view>
 
 #include "chess/movegen.h"
 #include "chess/notation.h"
 
 using namespace kibitz::chess;
+
+namespace {
+
+// The bound, and generation into exactly sized buffers: whole, and in the
+// two parts the search generates (captures, then quiet moves after them).
+void check_capacity(const Position& pos) {
+  const uint64_t n = count_legal_moves(pos);
+  if (n > uint64_t(pos.in_check() ? kMaxLegalMovesInCheck : kMaxLegalMoves)) std::abort();
+  const auto full = std::make_unique<Move[]>(kMaxMoves);
+  if (uint64_t(generate(pos, full.get()) - full.get()) != n) std::abort();
+  const auto exact = std::make_unique<Move[]>(n + 1);  // + 1: never zero-sized
+  Move* const end = exact.get() + n;
+  Move* mid = generate<GenType::Captures>(pos, exact.get(), end);
+  if (mid > end || generate<GenType::Quiets>(pos, mid, end) != end) std::abort();
+}
+
+}  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size > 256) return 0;
@@ -23,6 +45,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const auto again = Position::from_fen(pos.fen());
   if (!again || !(*again == pos) || again->fen() != pos.fen()) std::abort();
   if (pos.key() != pos.compute_key()) std::abort();
+  check_capacity(pos);
   const MoveList moves(pos);
   if (uint64_t(moves.size()) != count_legal_moves(pos)) std::abort();
   for (Move m : moves) {
@@ -33,7 +56,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const bool check = pos.gives_check(m);
     pos.do_move(m);
     if (pos.key() != pos.compute_key() || pos.in_check() != check) std::abort();
-    count_legal_moves(pos);
+    check_capacity(pos);
     pos.undo_move(m);
     if (!(pos == before)) std::abort();
   }

@@ -1,5 +1,6 @@
 // FEN input and output for Position.
 #include <charconv>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,54 @@ bool parse_counter(std::string_view s, int max, int& out) {
   return ec == std::errc() && p == s.data() + s.size() && out >= 0 && out <= max;
 }
 
+// Material no game can reach, by counting: more than 16 pieces or 8 pawns
+// of a colour, or more pieces beyond the starting set than missing pawns
+// could have become. Beyond the starting set: queens past 1, rooks past 2,
+// knights past 2, and bishops past 1 on each square colour (a bishop never
+// changes colour and a side starts with one of each, so a second bishop on
+// one colour is a promoted pawn; this refuses more than counting bishops past
+// 2 together). The move-list capacity rests on these limits: see kMaxMoves
+// in movegen.h.
+std::optional<FenParseError> check_material(const Position& pos) {
+  const auto pawns_text = [](int n) { return std::to_string(n) + (n == 1 ? " pawn" : " pawns"); };
+  for (Color c : {White, Black}) {
+    const std::string side = c == White ? "White" : "Black";
+    const int pieces = popcount(pos.pieces(c)), pawns = popcount(pos.pieces(c, Pawn));
+    if (pieces > 16)
+      return FenParseError{FenError::too_many_pieces, side + " has " + std::to_string(pieces) +
+                                                          " pieces; a side has at most 16"};
+    if (pawns > 8)
+      return FenParseError{FenError::too_many_pawns,
+                           side + " has " + std::to_string(pawns) + " pawns; a side has at most 8"};
+    const Bitboard bishops = pos.pieces(c, Bishop);
+    const struct {
+      int count, start;
+      const char* name;
+    } kinds[] = {{popcount(pos.pieces(c, Queen)), 1, "queens"},
+                 {popcount(pos.pieces(c, Rook)), 2, "rooks"},
+                 {popcount(bishops & ~kDarkSquares), 1, "light-squared bishops"},
+                 {popcount(bishops & kDarkSquares), 1, "dark-squared bishops"},
+                 {popcount(pos.pieces(c, Knight)), 2, "knights"}};
+    int promoted = 0;
+    std::string which;
+    for (const auto& k : kinds) {
+      if (k.count <= k.start) continue;
+      promoted += k.count - k.start;
+      which += (which.empty() ? "" : ", ") + std::to_string(k.count) + " " + k.name;
+    }
+    if (promoted > 8 - pawns)
+      return FenParseError{
+          FenError::too_many_promoted,
+          side + " has " + which + " and " + pawns_text(pawns) + ": " + std::to_string(promoted) +
+              (promoted == 1 ? " piece" : " pieces") +
+              " beyond the starting set (1 queen, 2 rooks, a bishop on each colour, 2 knights), "
+              "each a promoted pawn, but with " +
+              pawns_text(pawns) + " on the board at most " + std::to_string(8 - pawns) +
+              " can have promoted"};
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::string_view to_string(FenError e) {
@@ -63,6 +112,12 @@ std::string_view to_string(FenError e) {
       return "en_passant";
     case FenError::counters:
       return "counters";
+    case FenError::too_many_pieces:
+      return "too_many_pieces";
+    case FenError::too_many_pawns:
+      return "too_many_pawns";
+    case FenError::too_many_promoted:
+      return "too_many_promoted";
     case FenError::unknown:
       break;
   }
@@ -119,6 +174,7 @@ Expected<Position, FenParseError> Position::from_fen(std::string_view fen) {
   if (const Bitboard b = pos.pieces(Pawn) & (kRank1 | kRank8))
     return fail(FenError::pawn_on_back_rank,
                 "pawn on " + square_name(Square(lsb(b))) + ": pawns cannot stand on rank 1 or 8");
+  if (auto error = check_material(pos)) return Unexpected(std::move(*error));
 
   // 2. Side to move.
   if (fields[1] != "w" && fields[1] != "b")

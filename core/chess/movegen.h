@@ -8,6 +8,8 @@
 // targets is counting the moves).
 #pragma once
 
+#include <cassert>
+
 #include "chess/position.h"
 
 KIBITZ_NAMESPACE(chess) {
@@ -16,32 +18,83 @@ KIBITZ_NAMESPACE(chess) {
 // queen promotions; Quiets holds the other moves, under-promotions included.
 enum class GenType { Legal, Captures, Quiets };
 
-// No chess position has more than 218 legal moves.
+// The capacity of every chess move list (this header's MoveList, perft,
+// the search's move and capture arrays, the service's root lists). It holds
+// for every position Position::from_fen accepts, and so for every position
+// reached from one by legal moves or the search's null move (a move adds no
+// piece but what a promotion trades for a pawn, so the counts below still
+// hold after it, and leaves the side that moved out of check; the null move
+// is made only out of check):
+//
+// - Not in check. from_fen accepts one king a side, at most 16 pieces and 8
+//   pawns a side, no pawn on rank 1 or 8, the side not to move not in check,
+//   and no more pieces beyond the starting set than missing pawns (fen.cpp,
+//   check_material; bishops are counted per square colour, which refuses a
+//   superset of what counting bishops past 2 together refuses). Within
+//   exactly those constraints, with the side to move not in check either,
+//   Tobs40 (2024) proved by mixed-integer programming that no placement
+//   has more than 218 moves for the side to move; his model relaxes the
+//   move rules (it ignores pins, allows castling and en passant more freely)
+//   and leaves reachability out, so it over-counts, never under-counts
+//   (github.com/Tobs40/chess218, chess_milp.py: ENFORCE_ANY_COUNTS,
+//   KINGS_NOT_IN_CHECK both colours; lichess.org/@/Tobs40/blog). 218 is
+//   reached: R6R/3Q4/1Q4Q1/4Q3/2Q4Q/Q4Q2/pp1Q4/kBNN1KB1 w - - 0 1.
+// - In check, by our own count: in double check only the king moves (at
+//   most 8). In single check every other move ends on one of the at most 6
+//   squares between the king and the checker or on the checker (7 squares),
+//   or is an en-passant capture of a checking pawn (at most 2). A square is reached
+//   by at most one piece along each of its 8 rays (the first on the ray:
+//   sliders, pawn pushes and pawn or king steps all come along a ray) and
+//   from at most 8 knight squares; only a square on the last rank takes
+//   promotions, from at most 3 pawns, 4 moves each (3 more each). So at most
+//   7 * (8 + 8 + 9) + 8 + 2 = 185.
+//
+// So no accepted position has more than 218 < 256 legal moves. Every write
+// asserts the capacity (debug builds), the fuzzers check the count against
+// kMaxLegalMoves (kMaxLegalMovesInCheck in check) and generate into heap
+// buffers of exactly kMaxMoves, and tests/chess/fen_test.cpp has the
+// 218-move position.
+constexpr int kMaxLegalMoves = 218;
+constexpr int kMaxLegalMovesInCheck = 185;
 constexpr int kMaxMoves = 256;
+static_assert(kMaxLegalMoves <= kMaxMoves && kMaxLegalMovesInCheck <= kMaxLegalMoves);
 
+// Writes moves to a list that holds kMaxMoves from `list` on.
 struct MoveWriter {
   Move* cur;
+#ifndef NDEBUG
+  Move* end;
+  explicit MoveWriter(Move* list, Move* list_end = nullptr)
+      : cur(list), end(list_end ? list_end : list + kMaxMoves) {}
+  void put(Move m) {
+    assert(cur < end && "move list capacity exceeded (see kMaxMoves)");
+    *cur++ = m;
+  }
+#else
+  explicit MoveWriter(Move* list, Move* = nullptr) : cur(list) {}
+  void put(Move m) { *cur++ = m; }
+#endif
 
-  void add(Move m) { *cur++ = m; }
+  void add(Move m) { put(m); }
   void add(Square from, Bitboard targets) {
-    while (targets) *cur++ = Move(from, Square(pop_lsb(targets)));
+    while (targets) put(Move(from, Square(pop_lsb(targets))));
   }
   template <Direction D>
   void pawn(Bitboard targets) {
     while (targets) {
       const Square to = Square(pop_lsb(targets));
-      *cur++ = Move(to - D, to);
+      put(Move(to - D, to));
     }
   }
   template <Direction D, GenType T>
   void promotions(Bitboard targets) {
     while (targets) {
       const Square to = Square(pop_lsb(targets)), from = to - D;
-      if constexpr (T != GenType::Quiets) *cur++ = Move(from, to, MoveKind::Promotion, Queen);
+      if constexpr (T != GenType::Quiets) put(Move(from, to, MoveKind::Promotion, Queen));
       if constexpr (T != GenType::Captures) {
-        *cur++ = Move(from, to, MoveKind::Promotion, Rook);
-        *cur++ = Move(from, to, MoveKind::Promotion, Bishop);
-        *cur++ = Move(from, to, MoveKind::Promotion, Knight);
+        put(Move(from, to, MoveKind::Promotion, Rook));
+        put(Move(from, to, MoveKind::Promotion, Bishop));
+        put(Move(from, to, MoveKind::Promotion, Knight));
       }
     }
   }
@@ -192,9 +245,11 @@ inline void generate(const Position& pos, Sink& sink) {
 }  // namespace detail
 
 // Writes the legal moves of type T to `list` and returns the end pointer.
+// The list must hold kMaxMoves from `list` on, or up to `list_end` when
+// given (a list filled in parts: list_end is its real end).
 template <GenType T = GenType::Legal>
-inline Move* generate(const Position& pos, Move* list) {
-  MoveWriter w{list};
+inline Move* generate(const Position& pos, Move* list, Move* list_end = nullptr) {
+  MoveWriter w{list, list_end};
   if (pos.side_to_move() == White)
     detail::generate<White, T>(pos, w);
   else

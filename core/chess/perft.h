@@ -18,6 +18,7 @@ uint64_t perft(Position& pos, int depth) {
     detail::generate<Us, GenType::Legal>(pos, counter);
     return counter.count;
   }
+  // Holds every position's moves: see kMaxMoves (movegen.h).
   Move moves[kMaxMoves];
   MoveWriter w{moves};
   detail::generate<Us, GenType::Legal>(pos, w);

@@ -40,6 +40,9 @@ enum class FenError {
   castling_rights,    // a right without king and rook on their squares, or a bad letter
   en_passant,         // malformed or impossible en-passant square
   counters,           // bad half-move clock or full-move number
+  too_many_pieces,    // more than 16 pieces of one colour
+  too_many_pawns,     // more than 8 pawns of one colour
+  too_many_promoted,  // more pieces beyond the starting set than missing pawns allow
 };
 
 std::string_view to_string(FenError e);

@@ -10,6 +10,8 @@
 // duplicates.
 #pragma once
 
+#include <cassert>
+
 #include "draughts/attacks.h"
 
 KIBITZ_NAMESPACE(draughts) {
@@ -28,6 +30,11 @@ struct CaptureSearch {
   void add(Square to, Bitboard captured) {
     for (const Move* m = first; m != cur; ++m)
       if (m->to == to && m->captured == captured) return;
+    // No proof bounds the captures of a position (see kMaxMoves in
+    // types.h): past the end of the list a move is dropped, never written
+    // past it. Debug builds (and the sanitizer and fuzzing builds) stop here
+    // instead, so that a position that fills the list is found.
+    assert(cur != end && "capture list full: moves would be lost (see kMaxMoves)");
     if (cur != end) [[likely]]
       *cur++ = Move(from, to, captured);
   }

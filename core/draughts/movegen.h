@@ -10,6 +10,8 @@
 // duplicate paths must be merged before they are counted.
 #pragma once
 
+#include <cassert>
+
 #include "draughts/captures.h"
 #include "draughts/position.h"
 
@@ -126,24 +128,33 @@ inline Move* search_captures(const Board& b, Bitboard men, Bitboard kings, Move*
   return search.cur;
 }
 
+// One write to a move list that ends at `end`. Simple jumps (at most 4 per
+// man, 48) and quiet moves (at most 96) provably fit (see kMaxMoves in
+// types.h); the assertion checks it in debug builds.
+inline void put(Move*& list, [[maybe_unused]] const Move* end, Move m) {
+  assert(list < end && "move list capacity exceeded (see kMaxMoves)");
+  *list++ = m;
+}
+
 // Simple jumps in direction D onto `land`: a step adds kRotate[D] (mod 32)
 // to the square number.
 template <Direction D>
-inline Move* add_jumps(Bitboard land, Move* list) {
+inline Move* add_jumps(Bitboard land, Move* list, const Move* end) {
   while (land) {
     const int to = pop_lsb(land);
-    *list++ = Move(Square((to - 2 * kRotate[D]) & 31), Square(to),
-                   Bitboard(1) << ((to - kRotate[D]) & 31));
+    put(list, end,
+        Move(Square((to - 2 * kRotate[D]) & 31), Square(to),
+             Bitboard(1) << ((to - kRotate[D]) & 31)));
   }
   return list;
 }
 
 // Quiet steps in direction D onto `targets`.
 template <Direction D>
-inline Move* add_steps(Bitboard targets, Move* list) {
+inline Move* add_steps(Bitboard targets, Move* list, const Move* end) {
   while (targets) {
     const int to = pop_lsb(targets);
-    *list++ = Move(Square((to - kRotate[D]) & 31), Square(to));
+    put(list, end, Move(Square((to - kRotate[D]) & 31), Square(to)));
   }
   return list;
 }
@@ -156,21 +167,22 @@ inline Move* generate(const Board& b, Move* list) {
   const Bitboard kings = b.kings_of(Us) ? king_capturers<Us>(b) : 0;
   if (men_capture | (kings != 0)) {
     if (men_capture) {
-      list = add_jumps<UpLeft>(j.land[UpLeft], list);
-      list = add_jumps<UpRight>(j.land[UpRight], list);
-      list = add_jumps<DownRight>(j.land[DownRight], list);
-      list = add_jumps<DownLeft>(j.land[DownLeft], list);
+      list = add_jumps<UpLeft>(j.land[UpLeft], list, end);
+      list = add_jumps<UpRight>(j.land[UpRight], list, end);
+      list = add_jumps<DownRight>(j.land[DownRight], list, end);
+      list = add_jumps<DownLeft>(j.land[DownLeft], list, end);
     }
     const Bitboard men = men_capture ? j.searched : 0;
     return men | kings ? search_captures<Us>(b, men, kings, list, end) : list;
   }
   const Bitboard occupied = b.pieces(), empty = ~occupied, men = b.men(Us);
   constexpr Direction L = forward_left(Us), R = forward_right(Us);
-  list = add_steps<L>(shift<L>(men & step_from(L)) & empty, list);
-  list = add_steps<R>(shift<R>(men & step_from(R)) & empty, list);
+  list = add_steps<L>(shift<L>(men & step_from(L)) & empty, list, end);
+  list = add_steps<R>(shift<R>(men & step_from(R)) & empty, list, end);
   for (Bitboard k = b.kings_of(Us); k;) {
     const Square s = Square(pop_lsb(k));
-    for (Bitboard t = king_attacks(s, occupied) & empty; t;) *list++ = Move(s, Square(pop_lsb(t)));
+    for (Bitboard t = king_attacks(s, occupied) & empty; t;)
+      put(list, end, Move(s, Square(pop_lsb(t))));
   }
   return list;
 }

@@ -19,6 +19,7 @@ namespace detail {
 template <Color Us>
 uint64_t perft(Position& pos, int depth) {
   if (depth <= 1) return count_legal_moves<Us>(pos.board());
+  // Holds every position's moves: see kMaxMoves (types.h).
   Move moves[kMaxMoves];
   const Move* last = generate<Us>(pos.board(), moves);
   uint64_t nodes = 0;

@@ -118,19 +118,35 @@ static_assert(sizeof(Move) == 8);
 static_assert(std::is_trivially_copyable_v<Move> &&
               std::is_trivially_default_constructible_v<Move>);
 
-// An upper bound on the legal moves of any position; move lists are arrays of
-// this size.
+// The capacity of every draughts move list (MoveList, perft, the search's
+// move arrays, the service's root lists).
 //
-// Quiet moves: every target square is empty and is reached along each of
-// its four rays by at most one piece (the first on that ray), so with k
-// pieces of the side to move there are at most min(4 * (32 - k), 13 * k) <= 96
-// of them (a king sees at most 13 squares, a man 2).
-// Captures: no closed bound is known to us. A simulated-annealing search
-// over random positions found at most 68 distinct captures (and 68 quiet
-// moves); see MostMovesFoundStayWithinTheBound in
-// tests/draughts/movegen_test.cpp. The generator never writes more than
-// kMaxMoves moves, so even a position beyond every one we know cannot
-// overrun a list (it would lose moves instead).
+// What Position::from_fen accepts, and every position reached from it (a
+// move never adds a piece): at most 12 pieces a side, no man on its
+// crowning row (fen.cpp).
+//
+// Quiet moves (proved): every target square is empty and is reached along
+// each of its four rays by at most one piece (the first on that ray), so
+// with k pieces of the side to move there are at most
+// min(4 * (32 - k), 13 * k) <= 96 of them (a king sees at most 13 squares,
+// a man 2).
+// Captures: a single jump of a man, at most 4 per man, 48 in all (proved);
+// capture sequences have no closed bound known to us (distinct captured sets
+// bound them, but only by 2^12 per piece and landing square). Measured:
+// simulated annealing over positions within the parser's limits (moving,
+// adding, removing, crowning and recolouring pieces; several seeds of three
+// minutes each) found at most 68 distinct captures, and 68 quiet moves; with
+// twelve kings against twelve pieces at most 26 captures, with one king
+// against up to twelve at most 31. See
+// MostMovesFoundStayWithinTheBound in tests/draughts/movegen_test.cpp and
+// tests/draughts/fen_test.cpp. 256 leaves almost four times that.
+//
+// Because the capture bound is measured, not proved, the capture search
+// refuses to write past the end of the list (captures.h: a position beyond
+// every one we know would lose moves, never overrun memory); debug,
+// sanitizer and fuzzing builds assert there instead, and the FEN fuzzer
+// fails on any position, parsed or one move on, that fills a list. Simple
+// jumps and quiet moves assert at each write (movegen.h).
 constexpr int kMaxMoves = 256;
 
 }  // KIBITZ_NAMESPACE(draughts)

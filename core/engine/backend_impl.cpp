@@ -3,6 +3,7 @@
 // once over a game's ops (engine/game_ops.h) and dispatched on GameKind.
 #include <algorithm>
 #include <atomic>
+#include <cassert>
 #include <condition_variable>
 #include <mutex>
 #include <optional>
@@ -54,6 +55,7 @@ std::optional<uint64_t> perft_until(const typename Ops::Position& pos, int depth
   if (depth <= kLeafDepth) return Ops::perft(p, depth);
   typename Ops::Move list[Ops::Game::kMaxMoves];
   const auto* end = generate(p, list);
+  assert(end - list <= Ops::Game::kMaxMoves);
   uint64_t nodes = 0;
   for (const auto* m = list; m != end; ++m) {
     if (stop()) return std::nullopt;
@@ -271,6 +273,7 @@ class ServiceImpl final : public engine::Service {
       report.white_to_move = Ops::Game::white_to_move(*pos);
       typename Ops::Move list[Ops::Game::kMaxMoves];
       const auto* end = generate(*pos, list);
+      assert(end - list <= Ops::Game::kMaxMoves);
       for (const auto* m = list; m != end; ++m) report.legal.push_back(Ops::describe(*pos, *m));
       report.status = Ops::status(*pos);
       return report;
@@ -321,6 +324,7 @@ class ServiceImpl final : public engine::Service {
     auto* pos = &*decoded;
     Move list[Ops::Game::kMaxMoves];
     const Move* end = generate(*pos, list);
+    assert(end - list <= Ops::Game::kMaxMoves);
     std::vector<Move> root_moves;
     if (request.searchmoves.empty()) {
       root_moves.assign(static_cast<const Move*>(list), end);

@@ -25,6 +25,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cassert>
 #include <cmath>
 #include <functional>
 #include <memory>
@@ -307,6 +308,7 @@ constexpr int kPickedBeforeSort = 3;
 template <class Move, int kMax>
 void sort_rest(Move* moves, int* scores, int from, int count) {
   const int n = count - from;
+  assert(count <= kMax);
   Move copy[kMax];
   int copy_scores[kMax];
   std::copy(moves + from, moves + count, copy);
@@ -556,6 +558,7 @@ Value Worker<G>::search(Stack* ss, Value alpha, Value beta, Depth depth, bool cu
         Move captures[G::kMaxMoves];
         int capture_scores[G::kMaxMoves];
         const int n = int(G::generate_tactical(pos_, captures) - captures);
+        assert(n <= G::kMaxMoves);  // G::kMaxMoves holds every position's moves
         for (int i = 0; i < n; ++i) capture_scores[i] = G::capture_score(pos_, captures[i]);
         for (int picked = 0; picked < n; ++picked) {
           const Move m = detail::pick_best(captures, capture_scores, picked, n);
@@ -589,6 +592,9 @@ Value Worker<G>::search(Stack* ss, Value alpha, Value beta, Depth depth, bool cu
   const int tactical_count = int(end - moves);
   end = G::generate_quiet(pos_, end);
   const int count = int(end - moves);
+  // Tactical and quiet moves are disjoint parts of the legal moves, which
+  // G::kMaxMoves holds (chess/movegen.h, draughts/types.h).
+  assert(count <= G::kMaxMoves);
   if (count == 0) return root ? kValueZero : G::no_moves_value(pos_, ply);
   const int16_t* cont1 = continuation_row(ss, 1);
   const int16_t* cont2 = continuation_row(ss, 2);
@@ -851,6 +857,7 @@ Value Worker<G>::qsearch(Stack* ss, Value alpha, Value beta) {
   Move moves[G::kMaxMoves];
   int scores[G::kMaxMoves];
   const int count = int(G::generate_qsearch(pos_, moves) - moves);
+  assert(count <= G::kMaxMoves);
   if (count == 0 && !stand_pat) return G::no_moves_value(pos_, ply);
   for (int i = 0; i < count; ++i)
     scores[i] = (tt_hit && G::move_code(moves[i]) == tte.move ? 1 << 30 : 0) +

@@ -1,6 +1,7 @@
 // FEN: each class of bad input has its own error; good FENs round-trip.
 #include <gtest/gtest.h>
 
+#include "chess/movegen.h"
 #include "chess/position.h"
 #include "support/test_data.h"
 
@@ -58,6 +59,20 @@ const BadFen kBadFens[] = {
     {"rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - x 1", FenError::counters},
     {"rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 y", FenError::counters},
     {"rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 123456 1", FenError::counters},
+    // Material no game reaches (the move-list capacity rests on these).
+    {"QQQQQQnk/Q4Q1P/Q5QQ/Q6Q/Q6Q/Q6Q/Q6Q/KQQQQQQQ w - - 0 1", FenError::too_many_pieces},
+    {"4k3/8/8/8/8/4N3/PPPPPPPP/RNBQKBNR w - - 0 1", FenError::too_many_pieces},
+    {"rnbqkbnr/pppppppp/2n5/8/8/8/8/4K3 b - - 0 1", FenError::too_many_pieces},
+    {"4k3/8/8/8/8/P7/PPPPPPPP/4K3 w - - 0 1", FenError::too_many_pawns},
+    {"4k3/pppppppp/p7/8/8/8/8/4K3 w - - 0 1", FenError::too_many_pawns},
+    {"4k3/8/8/8/8/8/PPPPPPPP/QQ2K3 w - - 0 1", FenError::too_many_promoted},
+    {"4k3/8/8/8/8/8/PPPPPPP1/RRRRK3 w - - 0 1", FenError::too_many_promoted},
+    {"4k3/8/8/8/8/8/PPPPPPPP/3BKB2 w - - 0 1", FenError::too_many_promoted},
+    {"4k3/8/8/8/8/8/PPPPPPPP/1NN1KN2 w - - 0 1", FenError::too_many_promoted},
+    {"nnnnk3/pppppppp/8/8/8/8/8/4K3 w - - 0 1", FenError::too_many_promoted},
+    // Nine queens and the rest of the set, no pawn: the most there can be.
+    // One more queen in place of a knight is one promotion too many.
+    {"6nk/6pp/8/8/8/QQQQQ3/QQQQRRBB/4KN1Q w - - 0 1", FenError::too_many_promoted},
 };
 
 INSTANTIATE_TEST_SUITE_P(Each, ChessFenError, testing::ValuesIn(kBadFens),
@@ -99,6 +114,57 @@ TEST(ChessFen, CountersAndSide) {
   EXPECT_EQ(pos->fullmove_number(), 17);
   EXPECT_EQ(pos->side_to_move(), Black);
   EXPECT_EQ(pos->fen(), "4k3/8/8/8/8/8/8/4K3 b - - 42 17");
+}
+
+TEST(ChessFen, RefusalsSayWhy) {
+  const struct {
+    const char* fen;
+    const char* says;
+  } cases[] = {
+      {"QQQQQQnk/Q4Q1P/Q5QQ/Q6Q/Q6Q/Q6Q/Q6Q/KQQQQQQQ w - - 0 1", "White has 28 pieces"},
+      {"4k3/8/8/8/8/P7/PPPPPPPP/4K3 w - - 0 1", "White has 9 pawns"},
+      {"4k3/pppppppp/p7/8/8/8/8/4K3 w - - 0 1", "Black has 9 pawns"},
+      {"4k3/8/8/8/8/8/PPPPPPPP/QQ2K3 w - - 0 1", "White has 2 queens and 8 pawns: 1 piece beyond"},
+      {"4k3/8/8/8/8/8/PPPPPPPP/3BKB2 w - - 0 1", "2 light-squared bishops and 8 pawns"},
+      {"4k3/8/8/8/8/8/PPPPPP2/RRR1KQQQ w - - 0 1", "3 pieces beyond the starting set"},
+      {"4k3/8/8/8/8/8/PPPPPP2/RRR1KQQQ w - - 0 1",
+       "with 6 pawns on the board at most 2 can have promoted"},
+  };
+  for (const auto& c : cases) {
+    const auto pos = Position::from_fen(c.fen);
+    ASSERT_FALSE(pos) << c.fen;
+    EXPECT_NE(pos.error().message.find(c.says), std::string::npos)
+        << c.fen << ": " << pos.error().message;
+  }
+}
+
+TEST(ChessFen, AcceptsMaterialUpToTheLimits) {
+  for (const char* fen : {
+           // Nine queens, two rooks, bishops on both colours, two knights.
+           "6nk/6pp/8/8/8/QQQQQ3/QQQQRRBB/4KN1N w - - 0 1",
+           // Two bishops on one colour once a pawn is gone.
+           "4k3/8/8/8/8/8/PPPPPPP1/3BKB2 w - - 0 1",
+           // Eight pawns and the starting pieces, both sides.
+           "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
+           // Three knights and two queens for two missing pawns.
+           "4k3/8/8/8/8/8/PPPPPP2/NNN1KQQ1 w - - 0 1",
+           // The side to move may be in check (only the other side may not).
+           "4k3/8/8/8/8/8/4r3/4K3 w - - 0 1",
+       }) {
+    const auto pos = Position::from_fen(fen);
+    EXPECT_TRUE(pos) << fen << ": " << (pos ? "" : pos.error().message);
+  }
+}
+
+// The most legal moves known (and proved the most for the positions the
+// parser accepts, see kMaxMoves in chess/movegen.h): accepted, all listed.
+TEST(ChessFen, The218MovePositionHasAll218Moves) {
+  const auto pos = Position::from_fen("R6R/3Q4/1Q4Q1/4Q3/2Q4Q/Q4Q2/pp1Q4/kBNN1KB1 w - - 0 1");
+  ASSERT_TRUE(pos) << pos.error().message;
+  EXPECT_EQ(MoveList(*pos).size(), 218);
+  EXPECT_EQ(count_legal_moves(*pos), 218u);
+  EXPECT_EQ(kMaxLegalMoves, 218);
+  EXPECT_LE(kMaxLegalMoves, kMaxMoves);
 }
 
 }  // namespace

@@ -84,12 +84,13 @@ TEST(ChessNn, CorrectionIsTheNetworkOverThePieces) {
 }
 
 // The evaluation, correction included, stays inside its limit, which is far
-// from the mate scores, even where the pieces are piled up as in no game.
+// from the mate scores, even with the most material the FEN parser accepts
+// (nine queens and the rest of the set against a bare king) piled up.
 TEST(ChessNn, EvaluationStaysInsideItsLimitFarFromMateScores) {
   static_assert(kEvalLimit + 1000 < search::kValueMateInMaxPly);
   for (const char* fen :
-       {"QQQQQQQK/QQQQQQQQ/8/8/8/8/8/7k b - - 0 1", "K7/8/8/8/8/8/qqqqqqqq/kqqqqqqq w - - 0 1",
-        "RRRRRRRK/NNNNNNNN/BBBBBBBB/8/8/8/pppppppp/7k w - - 0 1",
+       {"QQQQQQQQ/QRRBBNNK/8/8/8/8/8/7k b - - 0 1", "K7/8/8/8/8/8/qqqqqqqq/kqrrbbnn w - - 0 1",
+        "RRBBNNQK/QQQQQQQQ/8/8/8/8/pppppppp/7k w - - 0 1",
         "k7/PPPPPPPP/8/8/7K/8/pppppppp/8 b - - 0 1"}) {
     auto pos = Position::from_fen(fen);
     ASSERT_TRUE(pos) << fen;

@@ -2,6 +2,7 @@
 // error class.
 #include <gtest/gtest.h>
 
+#include "draughts/movegen.h"
 #include "draughts/notation.h"
 
 namespace kibitz::draughts {
@@ -98,6 +99,55 @@ TEST(DraughtsFen, ErrorMessagesNameTheProblem) {
   ASSERT_FALSE(pos);
   EXPECT_NE(pos.error().message.find("a2"), std::string::npos) << pos.error().message;
   EXPECT_EQ(to_string(pos.error().kind), "light_square");
+}
+
+// Positions no game reaches, each refused with a message that says why: more
+// than 12 pieces a side, a man on its crowning row.
+TEST(DraughtsFen, RefusalsSayWhy) {
+  const struct {
+    const char* fen;
+    FenError kind;
+    const char* says;
+  } cases[] = {
+      {"W:W1-13:B32", FenError::too_many_pieces, "White has 13 pieces; a side has at most 12"},
+      {"B:WKa1:BK1-13", FenError::too_many_pieces, "Black has 13 pieces; a side has at most 12"},
+      {"W:Wb8:Bh6", FenError::man_on_promotion_rank, "White man on b8"},
+      {"B:Wc3:Ba1", FenError::man_on_promotion_rank, "Black man on a1"},
+  };
+  for (const auto& c : cases) {
+    const auto pos = Position::from_fen(c.fen);
+    ASSERT_FALSE(pos) << c.fen;
+    EXPECT_EQ(pos.error().kind, c.kind) << c.fen << ": " << pos.error().message;
+    EXPECT_NE(pos.error().message.find(c.says), std::string::npos)
+        << c.fen << ": " << pos.error().message;
+  }
+}
+
+// Up to the limits: twelve kings a side (the second, with the most captures an
+// annealing search found for twelve kings against twelve pieces), and the
+// positions with the most moves found (see kMaxMoves in types.h), listed in
+// full. The counts agree with the referee (tools/draughts/rules.py; see
+// tests/server/test_extreme_positions.py).
+TEST(DraughtsFen, AcceptsUpToTheLimits) {
+  const struct {
+    const char* fen;
+    int moves;
+  } cases[] = {
+      {"W:WK1-12:BK21-32", 13},
+      {"W:WKa1,Kh4,Kg5,Kd8,Kc1,Ka3,Kh6,Kf8,Kd2,Kb4,Kh8,Kg1:Be7,Ke1,c3,Ka5,Ke3,Kc5,h2,Kg3,f4,e5,"
+       "Kc7,b8",
+       26},
+      {"W:WKa1,Kh4,Kc1,Kh8,Kh2,Kb8:BKg5,Ke7,b2,g7,b4,e3,b6,Kg3,e5", 68},
+      {"W:WKa1,Kh4,Kd8,Ka3,Kf8,Ke1,Ka5,Kh8,Kg1,Ka7,Kf4,Kb8:B", 68},
+  };
+  for (const auto& c : cases) {
+    const auto pos = Position::from_fen(c.fen);
+    ASSERT_TRUE(pos) << c.fen << ": " << pos.error().message;
+    const int n = MoveList(*pos).size();
+    EXPECT_EQ(uint64_t(n), count_legal_moves(*pos)) << c.fen;
+    EXPECT_LT(n, kMaxMoves) << c.fen;  // a full list may have dropped moves
+    EXPECT_EQ(n, c.moves) << c.fen;
+  }
 }
 
 }  // namespace
