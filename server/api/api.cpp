@@ -234,7 +234,7 @@ class ApiImpl final : public Api {
     if (!job) return queue_full_reply("too many jobs are kept; retry when some have expired");
     auto now = immediate(*call, false);
     if (auto stored = store_new(*job, request, origin.owner, now ? &*now : nullptr); !stored) {
-      jobs_.remove(job->id);
+      forget_unstored(job->id);
       return storage_reply(stored.error());
     }
     if (now) {
@@ -258,7 +258,7 @@ class ApiImpl final : public Api {
       job->progress = {{"ply", 0}, {"plies", call->plies}};
     }
     if (auto stored = store_new(*job, request, origin.owner, nullptr); !stored) {
-      jobs_.remove(job->id);
+      forget_unstored(job->id);
       return storage_reply(stored.error());
     }
     keep_plies(*call, job->id);
@@ -588,6 +588,15 @@ class ApiImpl final : public Api {
       }
     }
     return core_->store->create_job(r);
+  }
+
+  // A job refused because its creation failed. A write that timed out may
+  // still reach the store (a stalled Redis runs what its socket holds once
+  // it resumes): its removal follows it, written behind, so a job answered
+  // 503 never runs.
+  void forget_unstored(const std::string& id) {
+    jobs_.remove(id);
+    core_->store->remove_job(id);
   }
 
   // An answer known at once, recorded into the job (stored already).
