@@ -402,11 +402,13 @@ class RedisStore final : public Store, public JobQueue {
   // While the health thread sees Redis down, it fails at once: the
   // callers do not queue up behind the writer's timeouts.
   RedisResult run(RedisArgs cmd, bool retry) {
-    if (!health_.up()) {
+    const auto down = [&] {
       if (retry) behind(std::move(cmd));
-      return Unexpected(std::string("redis is unavailable (it does not answer)"));
-    }
+      return RedisResult(Unexpected(std::string("redis is unavailable (it does not answer)")));
+    };
+    if (!health_.up()) return down();
     std::lock_guard lock(conn_mutex_);
+    if (!health_.up()) return down();  // seen down while this waited for the connection
     flush_pending();
     bool waiting;
     {
@@ -437,10 +439,19 @@ class RedisStore final : public Store, public JobQueue {
     const auto beat = std::chrono::milliseconds(std::max(50, s_.claim_idle_ms / 4));
     auto next_beat = std::chrono::steady_clock::now();
     for (;;) {
+      bool closing;
       {
         std::unique_lock lock(pending_mutex_);
         wake_.wait_for(lock, 50ms, [&] { return closing_ || !pending_.empty(); });
         if (closing_ && (pending_.empty() || !up_)) break;
+        closing = closing_;
+      }
+      // While the health thread sees Redis down, no flush is tried: each
+      // would hold the connection for a timeout, and the callers of run()
+      // that wait for it (a search thread storing a job's end) with it.
+      if (!closing && !health_.up()) {
+        std::this_thread::sleep_for(50ms);
+        continue;
       }
       contained(
           [&] {
