@@ -94,8 +94,8 @@ class Redis:
 
 
 class Kibitz:
-    def __init__(self, binary, name, work, env):
-        self.binary, self.name = binary, name
+    def __init__(self, binary, name, work, env, threads=1):
+        self.binary, self.name, self.threads = binary, name, threads
         self.port = free_port()
         self.log_path = os.path.join(work, name + ".log")
         self.env = env
@@ -107,7 +107,7 @@ class Kibitz:
         with open(self.log_path, "ab") as log:
             self.proc = subprocess.Popen(
                 [self.binary, "serve", "--address", "127.0.0.1", "--port", str(self.port),
-                 "--search-threads", "1", "--hash-chess", "16", "--hash-draughts", "8"],
+                 "--search-threads", str(self.threads), "--hash-chess", "16", "--hash-draughts", "8"],
                 stdout=subprocess.PIPE, stderr=log, env=env)
         line = self.proc.stdout.readline().decode()
         if not line.startswith("listening on"):
@@ -178,7 +178,7 @@ class HAProxy:
 
 
 class Cluster:
-    def __init__(self, binary, work, claim_idle_ms=3000, drain_ms=10000):
+    def __init__(self, binary, work, claim_idle_ms=3000, drain_ms=10000, threads=1, extra_env=None):
         self.work = work
         self.redis = Redis(work)
         self.redis.start()
@@ -186,8 +186,12 @@ class Cluster:
                "KIBITZ_STORE_REDIS_URL": "redis://127.0.0.1:%d" % self.redis.port,
                "KIBITZ_STORE_CLAIM_IDLE_MS": str(claim_idle_ms),
                "KIBITZ_STORE_LIBRARY_MIN_DEPTH": "8", "KIBITZ_DRAIN_MS": str(drain_ms),
-               "KIBITZ_LOG_LEVEL": "info", "KIBITZ_MAX_JOBS": "100000"}
-        self.kibitz = [Kibitz(binary, "kibitz%d" % i, work, env) for i in (1, 2, 3)]
+               "KIBITZ_LOG_LEVEL": "info", "KIBITZ_MAX_JOBS": "100000",
+               # Every job comes from one client, the test: the per-client caps stay out of it.
+               "KIBITZ_MAX_WORK_PER_CLIENT": "100000", "KIBITZ_MAX_JOBS_PER_CLIENT": "100000",
+               "KIBITZ_QUEUE_SIZE": "100000"}
+        env.update(extra_env or {})
+        self.kibitz = [Kibitz(binary, "kibitz%d" % i, work, env, threads) for i in (1, 2, 3)]
         for k in self.kibitz:
             k.start()
         self.haproxy = HAProxy(work, self.kibitz)
@@ -598,6 +602,11 @@ def main():
     ap.add_argument("--latency", type=int, default=0, metavar="N", help="jobs per side")
     ap.add_argument("--stall", type=float, default=10, metavar="S",
                     help="seconds redis is stopped with SIGSTOP after the main run (0: not)")
+    ap.add_argument("--hostile", action="store_true",
+                    help="only the abuser-and-bystander run (scripts/hostile.sh --cluster)")
+    ap.add_argument("--seconds", type=float, default=30, help="--hostile: seconds per vector")
+    ap.add_argument("--vectors", default="", help="--hostile: the vectors (default all)")
+    ap.add_argument("--latency-factor", type=float, default=0, help="--hostile: see hostile.py")
     a = ap.parse_args()
     if not os.access(a.binary, os.X_OK):
         fail("no kibitz at %s" % a.binary)
@@ -605,6 +614,27 @@ def main():
     c = None
     ok = False
     try:
+        if a.hostile:
+            import hostile
+            keys = {"keys": [{"id": "bystander", "token": hostile.BYSTANDER_TOKEN},
+                             {"id": "abuser", "token": hostile.ABUSER_TOKEN}]}
+            # Two search threads an instance: a client's share is one.
+            # The shipped caps (config/kibitz.json), not the job tests' raised ones.
+            c = Cluster(a.binary, work, threads=2,
+                        extra_env={"KIBITZ_ACCESS": json.dumps(keys), "KIBITZ_LOG_LEVEL": "warn",
+                                   "KIBITZ_MAX_JOBS": "1000", "KIBITZ_MAX_WORK_PER_CLIENT": "16",
+                                   "KIBITZ_MAX_JOBS_PER_CLIENT": "200", "KIBITZ_QUEUE_SIZE": "64"})
+            vectors = [v for v in a.vectors.split(",") if v] or list(hostile.VECTORS)
+            failures = hostile.run("127.0.0.1", c.haproxy.port, [k.proc.pid for k in c.kibitz],
+                                   a.seconds, True, vectors, a.latency_factor)
+            dead = [k.name for k in c.kibitz if not k.alive()]
+            if dead:
+                failures.append("instances gone: %s" % dead)
+            if failures:
+                fail("hostile: %d failure(s)" % len(failures))
+            ok = True
+            print("cluster: hostile OK", flush=True)
+            return
         c = Cluster(a.binary, work)
         main_run(c, a.jobs, a.nodes)
         if a.stall > 0:

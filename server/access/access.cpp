@@ -263,7 +263,8 @@ AccessDecision AccessControl::preflight(const AccessRequest& request) {
   }
   s.add_cors(request, d);
   d.headers.emplace_back("Access-Control-Allow-Methods", "GET, POST, DELETE, OPTIONS");
-  d.headers.emplace_back("Access-Control-Allow-Headers", "Authorization, Content-Type, Accept");
+  d.headers.emplace_back("Access-Control-Allow-Headers",
+                         "Authorization, Content-Type, Accept, Idempotency-Key");
   d.headers.emplace_back("Access-Control-Max-Age", std::to_string(s.rules.cors_max_age_s));
   return d;
 }

@@ -11,6 +11,7 @@
 #include "common/contain.h"
 
 #include "server/api/cluster.h"
+#include "server/api/idempotency.h"
 #include "server/api/jobs.h"
 #include "server/api/json_util.h"
 #include "server/api/library.h"
@@ -84,6 +85,15 @@ Reply queue_full_reply(std::string message) {
   return r;
 }
 
+Reply client_cap_reply(const Config& c) {
+  Reply r = error_reply(429, "client_work_cap",
+                        "this client has " + std::to_string(c.max_work_per_client) +
+                            " searches queued or running already (max_work_per_client); retry "
+                            "when one has finished");
+  r.headers.emplace_back("Retry-After", "1");
+  return r;
+}
+
 Reply shutting_down_reply() {
   return error_reply(503, "shutting_down", "the server is shutting down");
 }
@@ -109,7 +119,8 @@ class ApiImpl final : public Api {
             store ? std::move(store) : store::make_memory_store(config.store.library_mib))),
         metrics_(core_->metrics),
         caps_{core_->config, threads_cap(config, service)},
-        jobs_(config.max_jobs, std::chrono::seconds(config.job_retention_s)),
+        jobs_(config.max_jobs, config.max_jobs_per_client,
+              std::chrono::seconds(config.job_retention_s)),
         store_pool_(config.store.threads, size_t(config.store.queue_size)) {
     // spdlog's registry is made on first use. Make it here, on one thread,
     // rather than on two search threads logging their first lines at once:
@@ -230,12 +241,17 @@ class ApiImpl final : public Api {
     if (shutting_down_) return shutting_down_reply();
     auto call = decode_analyze(request, caps_, core_->service, engine::Priority::batch, false);
     if (!call) return call.error();
-    auto job = jobs_.create("analyze");
-    if (!job) return queue_full_reply("too many jobs are kept; retry when some have expired");
+    auto keyed = idempotent(origin, "analyze", request);
+    if (keyed.reply) return std::move(*keyed.reply);
     auto now = immediate(*call, false);
-    if (auto stored = store_new(*job, request, origin.owner, now ? &*now : nullptr); !stored) {
-      forget_unstored(job->id);
-      return storage_reply(stored.error());
+    if (!now)  // an answer at once takes no search: only the jobs cap counts
+      if (auto no = refused_job(origin)) return keyed.settle(*core_->store, std::move(*no));
+    JobStore::Full full;
+    auto job = jobs_.create("analyze", origin.owner, &full, keyed.id);
+    if (!job) return keyed.settle(*core_->store, jobs_full_reply(full));
+    if (auto no = store_new(*job, request, origin.owner, now ? &*now : nullptr)) {
+      forget_unstored(job->id, keyed);
+      return refusal(keyed, std::move(*no));
     }
     if (now) {
       record_immediate(*job, std::move(*now));
@@ -244,28 +260,32 @@ class ApiImpl final : public Api {
     auto work = std::make_shared<AnalysisWork>(core_, std::move(*call), reporter_for(job), job->id,
                                                deadline());
     work->owner = origin.owner;
-    return submit_job_work(job, work);
+    return keyed.settle(*core_->store, submit_job_work(job, work));
   }
 
   Reply annotate(const json& request, const Origin& origin) override {
     if (shutting_down_) return shutting_down_reply();
     auto call = decode_annotate(request, caps_, core_->service);
     if (!call) return call.error();
-    auto job = jobs_.create("annotate");
-    if (!job) return queue_full_reply("too many jobs are kept; retry when some have expired");
+    auto keyed = idempotent(origin, "annotate", request);
+    if (keyed.reply) return std::move(*keyed.reply);
+    if (auto no = refused_job(origin)) return keyed.settle(*core_->store, std::move(*no));
+    JobStore::Full full;
+    auto job = jobs_.create("annotate", origin.owner, &full, keyed.id);
+    if (!job) return keyed.settle(*core_->store, jobs_full_reply(full));
     {
       std::lock_guard lock(job->mutex);
       job->progress = {{"ply", 0}, {"plies", call->plies}};
     }
-    if (auto stored = store_new(*job, request, origin.owner, nullptr); !stored) {
-      forget_unstored(job->id);
-      return storage_reply(stored.error());
+    if (auto no = store_new(*job, request, origin.owner, nullptr)) {
+      forget_unstored(job->id, keyed);
+      return refusal(keyed, std::move(*no));
     }
     keep_plies(*call, job->id);
     auto work = std::make_shared<ReviewWork>(core_, std::move(*call), reporter_for(job), job->id,
                                              deadline());
     work->owner = origin.owner;
-    return submit_job_work(job, work);
+    return keyed.settle(*core_->store, submit_job_work(job, work));
   }
 
   Reply get_job(std::string_view id) override {
@@ -310,6 +330,10 @@ class ApiImpl final : public Api {
       stored = core_->store->update_job(u, true);
     }
     if (work) core_->scheduler.cancel(work);
+    // The answer shows the job as the stop left it (its best result so far),
+    // not as it was running: a search stops within milliseconds; the wait is
+    // bounded for one that does not, which shows "cancelled" meanwhile.
+    if (cancelled) job->wait_finished(std::chrono::seconds(2));
     if (!stored)
       return error_reply(503, "storage_unavailable",
                          "the job was stopped, but its cancellation could not be stored (" +
@@ -448,6 +472,75 @@ class ApiImpl final : public Api {
 
   Reporter reporter_for(const std::shared_ptr<Job>& job) { return Job::reporter_for(job, core_); }
 
+  // A submission with an Idempotency-Key (api/idempotency.h): `reply` when
+  // it is answered already (the first job again, 409, 422, 400, 503), else
+  // the id its job takes ("": any). `pass` is held until the job is stored.
+  struct Keyed {
+    std::optional<Reply> reply;
+    std::string id;
+    IdempotencyGate::Pass pass;
+    std::string owner, key;  // once bound
+    // A job refused at a cap (429, or 503 shutting_down) unbinds its key:
+    // refusals leave nothing in the store. A store failure keeps it: the
+    // job may have been stored all the same (a Redis timeout).
+    Reply settle(store::Store& st, Reply r) const {
+      if (r.status != 202 && !key.empty()) st.release_idempotency_key(owner, key, id);
+      return r;
+    }
+  };
+  Keyed idempotent(const Origin& origin, std::string_view kind, const json& request) {
+    Keyed k;
+    if (!origin.idempotency_key) return k;
+    auto key = check_idempotency_key(*origin.idempotency_key);
+    if (!key) {
+      k.reply = error_reply(400, "invalid_request", key.error());
+      return k;
+    }
+    k.pass = idempotency_gate_.enter(origin.owner, *key);
+    if (!k.pass) {
+      k.reply = error_reply(409, "idempotency_key_in_use",
+                            "a request with this Idempotency-Key is being processed; retry when "
+                            "it has been answered");
+      k.reply->headers.emplace_back("Retry-After", "1");
+      return k;
+    }
+    const std::string fingerprint = request_fingerprint(kind, request);
+    // Kept as long as the job can be: its deadline, then its retention.
+    const int64_t ttl_ms =
+        core_->config.job_deadline_ms + int64_t(core_->config.job_retention_s) * 1000;
+    const std::string fresh = random_job_id();
+    auto bound = core_->store->bind_idempotency_key(origin.owner, *key, {fresh, fingerprint},
+                                                    std::max<int64_t>(1, ttl_ms));
+    if (!bound) {
+      k.reply = storage_reply(bound.error());
+      return k;
+    }
+    if (!*bound) {  // the first time: the job takes the id just bound
+      k.id = fresh;
+      k.owner = origin.owner;
+      k.key = *key;
+      return k;
+    }
+    const store::IdempotencyBinding& first = **bound;
+    if (first.fingerprint != fingerprint) {
+      k.reply = error_reply(422, "idempotency_key_reused",
+                            "this Idempotency-Key was used with another request; use a new key "
+                            "for a new request");
+      return k;
+    }
+    if (first.job_kept || jobs_.find(first.job_id)) {
+      k.reply = accepted_id(first.job_id);
+      k.reply->headers.emplace_back("Idempotent-Replayed", "true");
+      return k;
+    }
+    // Bound by an attempt whose job was never kept (the store failed after
+    // the binding, or the process died): made now, under that id.
+    k.id = first.job_id;
+    k.owner = origin.owner;
+    k.key = *key;
+    return k;
+  }
+
   // At start: the jobs the store kept. Finished ones are readable until
   // their retention ends; cancelled ones end as cancelled; the others run
   // again, a review from the plies it had finished.
@@ -483,6 +576,7 @@ class ApiImpl final : public Api {
     auto job = std::make_shared<Job>();
     job->id = r.id;
     job->kind = r.kind;
+    job->owner = r.owner;
     job->created = now - std::chrono::milliseconds(std::max<int64_t>(0, now_ms - r.created_ms));
     job->progress = r.progress;
     if (r.finished_ms) {
@@ -562,9 +656,11 @@ class ApiImpl final : public Api {
   }
 
   // A new job, stored before it is accepted; `now` is its answer when it
-  // needs no search (stored finished at once: one write).
-  store::Status store_new(const Job& job, const json& request, const std::string& owner,
-                          const Reply* now) {
+  // needs no search (stored finished at once: one write). The refusal when
+  // it could not be stored, or the store (Redis: the caps of the whole
+  // cluster) refused it.
+  std::optional<Reply> store_new(const Job& job, const json& request, const std::string& owner,
+                                 const Reply* now) {
     expire_stored_jobs();
     store::JobRecord r;
     r.id = job.id;
@@ -587,16 +683,24 @@ class ApiImpl final : public Api {
         r.error = now->body.value("error", json::object());
       }
     }
-    return core_->store->create_job(r);
+    std::string refused;
+    auto stored = core_->store->create_job(r, &refused);
+    if (!stored) return storage_reply(stored.error());
+    if (*stored) return std::nullopt;
+    if (refused == "client_jobs_cap") return jobs_full_reply(JobStore::Full::owner);
+    if (refused == "client_work_cap") return admission_reply(Scheduler::Admission::client_cap);
+    return queue_full_reply("the cluster's job queue (queue_size) or max_jobs is full");
   }
 
   // A job refused because its creation failed. A write that timed out may
   // still reach the store (a stalled Redis runs what its socket holds once
   // it resumes): its removal follows it, written behind, so a job answered
-  // 503 never runs.
-  void forget_unstored(const std::string& id) {
+  // 503 never runs -- unless an Idempotency-Key binds its id: a retry (on
+  // any instance) makes the job under that same id, which a removal
+  // written behind could then delete; the key answers for it instead.
+  void forget_unstored(const std::string& id, const Keyed& keyed) {
     jobs_.remove(id);
-    core_->store->remove_job(id);
+    if (keyed.key.empty()) core_->store->remove_job(id);
   }
 
   // An answer known at once, recorded into the job (stored already).
@@ -635,16 +739,10 @@ class ApiImpl final : public Api {
 
   // Queues the work; a refusal is its answer.
   std::shared_ptr<Ticket> submit_stream(const std::shared_ptr<Work>& work) {
-    switch (core_->scheduler.submit(work)) {
-      case Scheduler::Admission::accepted:
-        return std::make_shared<WorkTicket>(core_, work);
-      case Scheduler::Admission::queue_full:
-        core_->scheduler.refuse(*work, queue_full_reply("the analysis queue is full"));
-        break;
-      case Scheduler::Admission::shutting_down:
-        core_->scheduler.refuse(*work, shutting_down_reply());
-        break;
-    }
+    const auto admission = core_->scheduler.submit(work);
+    if (admission == Scheduler::Admission::accepted)
+      return std::make_shared<WorkTicket>(core_, work);
+    core_->scheduler.refuse(*work, admission_reply(admission));
     return std::make_shared<NoTicket>();
   }
 
@@ -657,18 +755,69 @@ class ApiImpl final : public Api {
       std::lock_guard lock(job->mutex);
       job->work = work;
     }
-    switch (core_->scheduler.submit(work)) {
+    const auto admission = core_->scheduler.submit(work);
+    switch (admission) {
       case Scheduler::Admission::accepted:
         return accepted(*job);
       case Scheduler::Admission::queue_full:
+      case Scheduler::Admission::client_cap:
         jobs_.remove(job->id);
         core_->store->remove_job(job->id);
-        return queue_full_reply("the analysis queue is full");
+        return admission_reply(admission);
       case Scheduler::Admission::shutting_down:
         break;
     }
     jobs_.remove(job->id);
     core_->store->remove_job(job->id);
+    return shutting_down_reply();
+  }
+
+  // A job the scheduler would refuse now is refused before it is stored.
+  // Several instances queue jobs in the store instead (cluster.h).
+  std::optional<Reply> refused_job(const Origin& origin) const {
+    if (core_->store->queue()) return std::nullopt;
+    const auto a = core_->scheduler.admissible(origin.owner, engine::Priority::batch);
+    if (a == Scheduler::Admission::accepted) return std::nullopt;
+    return admission_reply(a);
+  }
+
+  // A job the store did not keep: refused at a cap of the store's (Redis),
+  // its key is unbound like any refusal's; a store failure keeps it (the
+  // job may have been stored all the same: a Redis timeout).
+  Reply refusal(const Keyed& keyed, Reply r) const {
+    return r.status == 429 ? keyed.settle(*core_->store, std::move(r)) : r;
+  }
+
+  Reply jobs_full_reply(JobStore::Full full) const {
+    if (full == JobStore::Full::owner) {
+      Reply r = error_reply(
+          429, "client_jobs_cap",
+          "this client has " + std::to_string(core_->config.max_jobs_per_client) +
+              " jobs kept already (max_jobs_per_client, finished ones included until their "
+              "retention ends); retry when some have expired, or read and let them expire");
+      r.headers.emplace_back("Retry-After",
+                             std::to_string(std::clamp(core_->config.job_retention_s, 1, 60)));
+      return r;
+    }
+    if (full == JobStore::Full::all)
+      return queue_full_reply("too many jobs are kept; retry when some have expired");
+    // The id of a repeated submission taken by a job made meanwhile.
+    return error_reply(409, "idempotency_key_in_use",
+                       "a request with this Idempotency-Key is being processed; retry when it has "
+                       "been answered");
+  }
+
+  // The answer to a work the scheduler did not admit.
+  Reply admission_reply(Scheduler::Admission a) const {
+    switch (a) {
+      case Scheduler::Admission::queue_full:
+        return queue_full_reply("the analysis queue is full");
+      case Scheduler::Admission::client_cap:
+        return client_cap_reply(core_->config);
+      case Scheduler::Admission::shutting_down:
+      case Scheduler::Admission::accepted:
+        break;
+    }
     return shutting_down_reply();
   }
 
@@ -712,11 +861,12 @@ class ApiImpl final : public Api {
     if (work) core_->scheduler.cancel(work);
   }
 
-  static Reply accepted(const Job& job) {
+  static Reply accepted(const Job& job) { return accepted_id(job.id); }
+  static Reply accepted_id(const std::string& id) {
     // "queued" as the contract says: accepted into the queue (it may have
     // started, or even finished, by the time the client asks).
     return Reply{
-        202, {{"id", job.id}, {"status", "queued"}}, nullptr, {{"Location", "/v1/jobs/" + job.id}}};
+        202, {{"id", id}, {"status", "queued"}}, nullptr, {{"Location", "/v1/jobs/" + id}}};
   }
 
   // A job not found here nor in the store: unknown, unless the store could
@@ -742,6 +892,7 @@ class ApiImpl final : public Api {
   std::atomic<bool> shutting_down_{false};
   std::atomic<uint64_t> sequence_{0};
   std::atomic<int64_t> last_expiry_ms_{0};
+  IdempotencyGate idempotency_gate_;
   std::thread slicer_;
   std::unique_ptr<Dispatcher> dispatcher_;  // several instances: takes jobs from the shared queue
   store::StorePool store_pool_;             // the store calls made for the network (store_call)

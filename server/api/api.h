@@ -5,6 +5,7 @@
 #include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -50,6 +51,8 @@ struct Origin {
   std::string owner;
   engine::Priority priority = engine::Priority::interactive;
   bool allow_infinite = false;  // "limits.infinite" (WebSocket only)
+  // The Idempotency-Key header of a job submission, as sent (api/idempotency.h).
+  std::optional<std::string> idempotency_key = std::nullopt;
 };
 
 class Ticket {  // a running request; cancel() is idempotent, thread-safe

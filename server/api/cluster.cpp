@@ -24,8 +24,9 @@ void Dispatcher::loop() {
   while (!stop_ && !scheduler_.shutting_down()) {
     contained(
         [&] {
-          const int free =
-              scheduler_.capacity() - int(scheduler_.running()) - int(scheduler_.queued());
+          // Only what batch work may start on here (interactive work keeps
+          // its reserved threads, scheduler.h).
+          const int free = scheduler_.batch_room();
           if (free <= 0) {
             std::this_thread::sleep_for(std::chrono::milliseconds(5));
             return;

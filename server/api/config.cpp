@@ -9,6 +9,8 @@
 #include <variant>
 #include <vector>
 
+#include "server/store/redis_conn.h"
+
 namespace kibitz::server {
 
 extern const std::string_view kEmbeddedConfig;  // embedded_config.cpp, from config/kibitz.json
@@ -38,6 +40,11 @@ const std::vector<Field>& fields() {
       {"hash_mib_draughts", &Config::hash_mib_draughts, 1, 1 << 20},
       {"queue_size", &Config::queue_size, 0, 1'000'000},
       {"live_slice_ms", &Config::live_slice_ms, 0, 86'400'000},
+      {"max_work_per_client", &Config::max_work_per_client, 1, 1'000'000},
+      {"max_threads_per_client", &Config::max_threads_per_client, 0, 1024},
+      {"max_jobs_per_client", &Config::max_jobs_per_client, 1, 100'000'000},
+      {"interactive_reserved_threads", &Config::interactive_reserved_threads, 0, 1024},
+      {"interactive_reserved_queue", &Config::interactive_reserved_queue, 0, 1'000'000},
       {"max_body_bytes", &Config::max_body_bytes, 1, int64_t{1} << 32},
       {"max_header_bytes", &Config::max_header_bytes, 256, int64_t{1} << 24},
       {"max_json_depth", &Config::max_json_depth, 1, 10'000},
@@ -220,9 +227,17 @@ Result decode_store(Config& config) {
     return Unexpected("setting 'store.backend' must be \"sqlite\", \"memory\" or \"redis\", not '" +
                       s.backend + "'");
   if (s.backend == "redis" && s.redis_url.rfind("redis://", 0) != 0)
-    return Unexpected("setting 'store.redis_url' must be redis://HOST:PORT, not '" + s.redis_url +
-                      "'");
+    return Unexpected("setting 'store.redis_url' must be redis://[USER:PASSWORD@]HOST:PORT, not '" +
+                      store::redact_redis_url(s.redis_url) + "'");
+  // Not a setting of the file: a secret is best kept out of files that are
+  // shown or committed. Over the password in redis_url; never shown.
+  if (const char* pw = std::getenv("KIBITZ_REDIS_PASSWORD")) s.redis_password = pw;
   s.job_retention_ms = int64_t(config.job_retention_s) * 1000;
+  s.job_deadline_ms = config.job_deadline_ms;
+  s.max_jobs = config.max_jobs;
+  s.max_jobs_per_client = config.max_jobs_per_client;
+  s.max_work_per_client = config.max_work_per_client;
+  s.max_queued_jobs = config.queue_size;
   if (s.backend == "sqlite" && s.path.empty())
     return Unexpected(std::string("setting 'store.path' must not be empty"));
   return true;
@@ -276,7 +291,7 @@ nlohmann::json to_json(const Config& config) {
                 {"path", s.path},
                 {"library_min_depth", s.library_min_depth},
                 {"library_mib", s.library_mib},
-                {"redis_url", s.redis_url},
+                {"redis_url", store::redact_redis_url(s.redis_url)},
                 {"claim_idle_ms", s.claim_idle_ms},
                 {"timeout_ms", s.timeout_ms},
                 {"threads", s.threads},

@@ -20,6 +20,12 @@ struct Config {
   size_t hash_mib_chess = 64, hash_mib_draughts = 64;
   size_t queue_size = 64;        // queued analyses before 429 queue_full
   int64_t live_slice_ms = 2000;  // a live search yields its threads after this when work waits
+  // Per client (an API key, else its address; README "Limits and caps").
+  size_t max_work_per_client = 16;         // queued + running searches, reviews, perfts
+  int max_threads_per_client = 0;          // running at once; 0: half the pool, rounded up
+  size_t max_jobs_per_client = 200;        // jobs kept (queued, running and finished)
+  int interactive_reserved_threads = 1;    // threads jobs and reviews never take
+  size_t interactive_reserved_queue = 16;  // queue places jobs and reviews never take
   // caps on what a client controls
   size_t max_body_bytes = 1 << 20;  // 413 payload_too_large
   size_t max_header_bytes = 16384;

@@ -34,11 +34,19 @@ std::string random_job_id() {
 json Job::to_json() const {
   std::lock_guard lock(mutex);
   std::string shown = status;
-  if (!finished_at && work) shown = work->running() ? "running" : "queued";
+  if (!finished_at && cancel_requested && !interrupted)
+    shown = "cancelled";  // what its end will be: a GET never contradicts the DELETE
+  else if (!finished_at && work)
+    shown = work->running() ? "running" : "queued";
   json j = {
       {"id", id}, {"kind", kind}, {"status", shown}, {"progress", progress}, {"result", result}};
   if (!error.is_null()) j["error"] = error;
   return j;
+}
+
+bool Job::wait_finished(std::chrono::milliseconds limit) const {
+  std::unique_lock lock(mutex);
+  return finished.wait_for(lock, limit, [&] { return finished_at.has_value(); });
 }
 
 int64_t wall_ms() {
@@ -109,38 +117,63 @@ Reporter Job::reporter_for(const std::shared_ptr<Job>& job, std::weak_ptr<ApiCor
     if (update.error) j->error = std::move(*update.error);
     j->finished_at = engine::Clock::now();
     work = std::move(j->work);
+    j->finished.notify_all();
   };
   return s;
 }
 
-std::shared_ptr<Job> JobStore::create(std::string kind) {
+std::shared_ptr<Job> JobStore::create(std::string kind, std::string owner, Full* full,
+                                     const std::string& id) {
   const auto now = engine::Clock::now();
   std::lock_guard lock(mutex_);
-  // The sweep reads every job: once a second, or when the count is reached.
-  if (now - last_purge_ >= std::chrono::seconds(1) || jobs_.size() >= max_jobs_) purge(now);
-  if (jobs_.size() >= max_jobs_) return nullptr;
+  const auto owned = [&] {
+    auto it = by_owner_.find(owner);
+    return it == by_owner_.end() ? size_t{0} : it->second;
+  };
+  // The sweep reads every job: once a second, or when a count is reached.
+  if (now - last_purge_ >= std::chrono::seconds(1) || jobs_.size() >= max_jobs_ ||
+      owned() >= max_per_owner_)
+    purge(now);
+  const Full why = jobs_.size() >= max_jobs_   ? Full::all
+                   : owned() >= max_per_owner_ ? Full::owner
+                                               : Full::no;
+  if (full) *full = why;
+  if (why != Full::no) return nullptr;
   auto job = std::make_shared<Job>();
-  do job->id = random_job_id();
-  while (jobs_.count(job->id));
+  if (!id.empty() && jobs_.count(id)) return nullptr;  // the caller checked; a race lost
+  job->id = id;
+  while (job->id.empty() || jobs_.count(job->id)) job->id = random_job_id();
   job->kind = std::move(kind);
+  job->owner = std::move(owner);
   job->created = now;
+  count(*job);
   jobs_.emplace(job->id, job);
   return job;
 }
 
+void JobStore::count(const Job& job) { ++by_owner_[job.owner]; }
+
+JobStore::Map::iterator JobStore::erase(Map::iterator it) {
+  if (auto o = by_owner_.find(it->second->owner); o != by_owner_.end() && --o->second == 0)
+    by_owner_.erase(o);
+  return jobs_.erase(it);
+}
+
 void JobStore::restore(std::shared_ptr<Job> job) {
   std::lock_guard lock(mutex_);
-  jobs_[job->id] = std::move(job);
+  if (auto it = jobs_.find(job->id); it != jobs_.end()) erase(it);
+  count(*job);
+  jobs_.emplace(job->id, std::move(job));
 }
 
 void JobStore::remove(const std::string& id) {
   std::lock_guard lock(mutex_);
-  jobs_.erase(id);
+  if (auto it = jobs_.find(id); it != jobs_.end()) erase(it);
 }
 
 void JobStore::remove_exact(const std::shared_ptr<Job>& job) {
   std::lock_guard lock(mutex_);
-  if (auto it = jobs_.find(job->id); it != jobs_.end() && it->second == job) jobs_.erase(it);
+  if (auto it = jobs_.find(job->id); it != jobs_.end() && it->second == job) erase(it);
 }
 
 std::shared_ptr<Job> JobStore::find(std::string_view id) {
@@ -149,7 +182,7 @@ std::shared_ptr<Job> JobStore::find(std::string_view id) {
   auto it = jobs_.find(std::string(id));
   if (it == jobs_.end()) return nullptr;
   if (expired(*it->second, now)) {  // past its retention, swept or not
-    jobs_.erase(it);
+    erase(it);
     return nullptr;
   }
   return it->second;
@@ -170,7 +203,7 @@ bool JobStore::expired(const Job& job, engine::Clock::time_point now) const {
 void JobStore::purge(engine::Clock::time_point now) {
   last_purge_ = now;
   for (auto it = jobs_.begin(); it != jobs_.end();)
-    it = expired(*it->second, now) ? jobs_.erase(it) : std::next(it);
+    it = expired(*it->second, now) ? erase(it) : std::next(it);
 }
 
 }  // namespace kibitz::server

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <chrono>
+#include <condition_variable>
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -21,9 +22,11 @@ namespace kibitz::server {
 // A job: the record of a work whose answer is fetched later.
 struct Job {
   std::string id, kind;  // kind: "analyze" or "annotate"
+  std::string owner;     // the client it counts against (max_jobs_per_client)
   engine::Clock::time_point created;
 
   mutable std::mutex mutex;
+  mutable std::condition_variable finished;  // notified when finished_at is set
   // While unfinished, "queued" or "running" as its work is; then done,
   // cancelled or failed.
   std::string status = "queued";
@@ -35,7 +38,11 @@ struct Job {
   std::optional<engine::Clock::time_point> finished_at;
   std::shared_ptr<Work> work;  // until it finishes
 
+  // Unfinished: "queued" or "running" as its work is, or "cancelled" once a
+  // client's DELETE came (its end will say so).
   nlohmann::json to_json() const;
+  // Waits until the job has finished or `limit` has passed: true if finished.
+  bool wait_finished(std::chrono::milliseconds limit) const;
   // A reporter that records into this job, and into the store of `core`:
   // progress written behind, the end written before the job shows it.
   static Reporter reporter_for(const std::shared_ptr<Job>& job, std::weak_ptr<ApiCore> core);
@@ -51,11 +58,15 @@ std::string random_job_id();
 
 class JobStore {  // thread-safe
  public:
-  JobStore(size_t max_jobs, std::chrono::seconds retention)
-      : max_jobs_(max_jobs), retention_(retention) {}
+  JobStore(size_t max_jobs, size_t max_per_owner, std::chrono::seconds retention)
+      : max_jobs_(max_jobs), max_per_owner_(max_per_owner), retention_(retention) {}
 
-  // A new job, or nullptr when max_jobs are kept already.
-  std::shared_ptr<Job> create(std::string kind);
+  enum class Full { no, all, owner };  // why create gave nullptr
+  // A new job of this owner, or nullptr when max_jobs are kept already
+  // (`full` = all) or max_per_owner of this owner's (`full` = owner); `id`
+  // "": a random one.
+  std::shared_ptr<Job> create(std::string kind, std::string owner, Full* full = nullptr,
+                              const std::string& id = "");
   // A job kept before a restart, whatever the count.
   void restore(std::shared_ptr<Job> job);
   void remove(const std::string& id);  // a job that could not be queued
@@ -66,13 +77,18 @@ class JobStore {  // thread-safe
   std::vector<std::shared_ptr<Job>> all();
 
  private:
+  using Map = std::unordered_map<std::string, std::shared_ptr<Job>>;
   void purge(engine::Clock::time_point now);  // with mutex_ held
   bool expired(const Job& job, engine::Clock::time_point now) const;
+  Map::iterator erase(Map::iterator it);  // with mutex_ held; keeps the owner counts
+  void count(const Job& job);             // with mutex_ held
 
   const size_t max_jobs_;
+  const size_t max_per_owner_;
   const std::chrono::seconds retention_;
   std::mutex mutex_;
-  std::unordered_map<std::string, std::shared_ptr<Job>> jobs_;
+  Map jobs_;
+  std::unordered_map<std::string, size_t> by_owner_;
   engine::Clock::time_point last_purge_{};
 };
 

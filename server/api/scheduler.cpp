@@ -9,12 +9,27 @@
 
 namespace kibitz::server {
 
+namespace {
+
+// The shares as they can hold for this pool and queue: an owner may always
+// run one thread, and batch work always keeps one thread and one place.
+Shares fitted(Shares s, int capacity, size_t queue_size) {
+  if (s.max_threads_per_owner > 0)
+    s.max_threads_per_owner = std::min(s.max_threads_per_owner, capacity);
+  s.interactive_threads = std::clamp(s.interactive_threads, 0, capacity - 1);
+  s.interactive_queue = queue_size > 0 ? std::min(s.interactive_queue, queue_size - 1) : 0;
+  return s;
+}
+
+}  // namespace
+
 Scheduler::Scheduler(int capacity, size_t queue_size, Metrics& metrics,
-                     std::chrono::milliseconds live_slice)
+                     std::chrono::milliseconds live_slice, Shares shares)
     : capacity_(std::max(1, capacity)),
       queue_size_(queue_size),
       metrics_(metrics),
       live_slice_(live_slice),
+      shares_(fitted(shares, capacity_, queue_size)),
       free_(capacity_) {}
 
 // --- Work ---------------------------------------------------------------
@@ -103,14 +118,75 @@ void Scheduler::forget_if_idle(const std::string& owner) {
     last_start_.erase(owner);
 }
 
+std::optional<Scheduler::Admission> Scheduler::refusal(const std::string& owner,
+                                                       engine::Priority priority) const {
+  if (shutting_down_) return Admission::shutting_down;
+  const size_t cap = shares_.max_work_per_owner;
+  if (cap > 0 &&
+      size_t(count_of(queued_by_owner_, owner) + count_of(running_by_owner_, owner)) >= cap)
+    return Admission::client_cap;
+  // Batch work never takes the queue's last interactive places, even when
+  // it could start at once: started batch work is what fills them later.
+  if (priority == engine::Priority::batch && queue_size_ > 0 &&
+      batch_queued_ >= queue_size_ - shares_.interactive_queue)
+    return Admission::queue_full;
+  return std::nullopt;
+}
+
+Scheduler::Admission Scheduler::admissible(const std::string& owner,
+                                           engine::Priority priority) const {
+  std::lock_guard lock(mutex_);
+  if (auto no = refusal(owner, priority)) return *no;
+  return Admission::accepted;
+}
+
+int Scheduler::batch_room() const {
+  std::lock_guard lock(mutex_);
+  return std::max(0, std::min(free_, batch_threads_cap() - batch_threads_) - int(batch_queued_));
+}
+
+bool Scheduler::within_shares(const Work& work) const {
+  const int owner_cap = shares_.max_threads_per_owner;
+  if (owner_cap > 0 && count_of(threads_by_owner_, work.owner) + work.threads > owner_cap)
+    return false;
+  return work.priority != engine::Priority::batch ||
+         batch_threads_ + work.threads <= batch_threads_cap();
+}
+
+void Scheduler::count_start(const Work& work) {
+  free_ -= work.threads;
+  ++running_by_owner_[work.owner];
+  threads_by_owner_[work.owner] += work.threads;
+  if (work.priority == engine::Priority::batch) batch_threads_ += work.threads;
+}
+
+void Scheduler::count_end(const Work& work) {
+  free_ += work.threads;
+  decrement(running_by_owner_, work.owner);
+  auto it = threads_by_owner_.find(work.owner);
+  if (it != threads_by_owner_.end() && (it->second -= work.threads) <= 0)
+    threads_by_owner_.erase(it);
+  if (work.priority == engine::Priority::batch) batch_threads_ -= work.threads;
+}
+
+void Scheduler::dequeued(const Work& work) {
+  decrement(queued_by_owner_, work.owner);
+  if (work.priority == engine::Priority::batch) --batch_queued_;
+}
+
 Scheduler::Admission Scheduler::submit(const std::shared_ptr<Work>& work) {
   std::vector<std::shared_ptr<Work>> start;
   std::shared_ptr<Work> evicted;
   {
     std::lock_guard lock(mutex_);
-    if (shutting_down_) return Admission::shutting_down;
-    work->threads = std::clamp(work->threads, 1, capacity_);
-    const bool starts_now = queue_.empty() && work->threads <= free_;
+    if (auto no = refusal(work->owner, work->priority)) return *no;
+    // A work never asks for more threads than its shares allow, so that it
+    // can always start once its owner's other work has finished.
+    int most = capacity_;
+    if (shares_.max_threads_per_owner > 0) most = std::min(most, shares_.max_threads_per_owner);
+    if (work->priority == engine::Priority::batch) most = std::min(most, batch_threads_cap());
+    work->threads = std::clamp(work->threads, 1, most);
+    const bool starts_now = queue_.empty() && work->threads <= free_ && within_shares(*work);
     if (!starts_now && queue_.size() >= queue_size_) {
       evicted = evict_for(*work);
       if (!evicted) return Admission::queue_full;
@@ -120,6 +196,7 @@ Scheduler::Admission Scheduler::submit(const std::shared_ptr<Work>& work) {
     work->scheduler_ = this;
     queue_.emplace(QueueKey{int(work->priority), work->sequence_}, work);
     ++queued_by_owner_[work->owner];
+    if (work->priority == engine::Priority::batch) ++batch_queued_;
     metrics_.job_queued();
     start = take_startable();
     if (!queue_.empty()) slicer_wake_.notify_one();
@@ -150,7 +227,7 @@ std::shared_ptr<Work> Scheduler::evict_for(const Work& work) {
     if (w.owner != *most || w.priority != engine::Priority::interactive) continue;
     auto victim = std::move(it->second);
     queue_.erase(std::next(it).base());
-    decrement(queued_by_owner_, victim->owner);
+    dequeued(*victim);
     forget_if_idle(victim->owner);
     victim->state_ = Work::State::finished;
     metrics_.job_dequeued();
@@ -160,14 +237,15 @@ std::shared_ptr<Work> Scheduler::evict_for(const Work& work) {
 }
 
 std::map<Scheduler::QueueKey, std::shared_ptr<Work>>::iterator Scheduler::next_in_line() {
-  if (queue_.empty()) return queue_.end();
-  // Within the most urgent priority present: the owner with the fewest
-  // searches running first, then the one whose last start is oldest (owners
-  // take turns), then arrival order.
-  const int top = queue_.begin()->first.first;
+  // Within the most urgent priority that has work within its shares: the
+  // owner with the fewest searches running first, then the one whose last
+  // start is oldest (owners take turns), then arrival order. Work beyond
+  // its owner's (or batch work's) share is passed over until it fits.
   auto best = queue_.end();
   std::pair<int, uint64_t> best_rank{std::numeric_limits<int>::max(), 0};
-  for (auto it = queue_.begin(); it != queue_.end() && it->first.first == top; ++it) {
+  for (auto it = queue_.begin(); it != queue_.end(); ++it) {
+    if (best != queue_.end() && it->first.first != best->first.first) break;
+    if (!within_shares(*it->second)) continue;
     const std::string& owner = it->second->owner;
     const auto last = last_start_.find(owner);
     const std::pair<int, uint64_t> rank{running_of(owner),
@@ -191,12 +269,11 @@ std::vector<std::shared_ptr<Work>> Scheduler::take_startable() {
     if (it == queue_.end() || it->second->threads > free_) break;
     auto w = std::move(it->second);
     queue_.erase(it);
-    decrement(queued_by_owner_, w->owner);
-    free_ -= w->threads;
+    dequeued(*w);
+    count_start(*w);
     w->state_ = Work::State::running;
     w->running_.store(true, std::memory_order_release);
     w->started_ = now;
-    ++running_by_owner_[w->owner];
     last_start_[w->owner] = ++starts_;
     running_.emplace(w.get(), w);
     metrics_.job_started();
@@ -207,8 +284,10 @@ std::vector<std::shared_ptr<Work>> Scheduler::take_startable() {
 
 std::vector<std::shared_ptr<Work>> Scheduler::take_yielding() {
   std::vector<std::shared_ptr<Work>> out;
+  if (shutting_down_) return out;
+  take_own_live(out);
   auto next = next_in_line();
-  if (next == queue_.end() || shutting_down_) return out;
+  if (next == queue_.end()) return out;
   int need = next->second->threads - free_;
   for (const auto& [ptr, w] : running_)
     if (w->yielding_) need -= w->threads;  // already on their way out
@@ -240,7 +319,7 @@ std::vector<std::shared_ptr<Work>> Scheduler::take_expired() {
     }
     auto w = std::move(it->second);
     it = queue_.erase(it);
-    decrement(queued_by_owner_, w->owner);
+    dequeued(*w);
     forget_if_idle(w->owner);
     w->state_ = Work::State::finished;
     metrics_.job_dequeued();
@@ -248,6 +327,38 @@ std::vector<std::shared_ptr<Work>> Scheduler::take_expired() {
   }
   if (!out.empty() && queue_.empty() && running_.empty()) idle_.notify_all();
   return out;
+}
+
+// Interactive work that waits only because its owner's running work holds
+// the owner's share of threads, while one of those is the owner's own live
+// search: the live search yields, at once to a search with limits (the
+// client's newer request comes first; its live analysis ends as if stopped
+// and the client asks again), after its slice to another live search (the
+// client's live analyses take turns). Live searches count against the
+// share: otherwise a client's many live searches would hold every thread
+// for their slices. Without a share smaller than the pool, only the slice
+// rule (take_yielding) applies.
+void Scheduler::take_own_live(std::vector<std::shared_ptr<Work>>& out) {
+  const int cap = shares_.max_threads_per_owner;
+  if (cap <= 0 || cap >= capacity_) return;
+  const auto now = std::chrono::steady_clock::now();
+  std::unordered_map<std::string, int> freed;  // by owner, of yielding works
+  for (const auto& [ptr, w] : running_)
+    if (w->yielding_) freed[w->owner] += w->threads;
+  for (const auto& [key, q] : queue_) {
+    if (q->priority != engine::Priority::interactive) break;  // in key order: batch after
+    int need = count_of(threads_by_owner_, q->owner) - freed[q->owner] + q->threads - cap;
+    if (need <= 0) continue;
+    for (const auto& [ptr, w] : running_) {
+      if (need <= 0) break;
+      if (w->owner != q->owner || !w->live || w->yielding_) continue;
+      if (q->live && (live_slice_.count() == 0 || now - w->started_ < live_slice_)) continue;
+      w->yielding_ = true;
+      need -= w->threads;
+      freed[q->owner] += w->threads;
+      out.push_back(w);
+    }
+  }
 }
 
 // Wakes every 50 ms while work waits: answers queued work whose deadline
@@ -264,6 +375,7 @@ void Scheduler::run_slicer() {
     auto expired = take_expired();
     auto yielding =
         live_slice_.count() > 0 ? take_yielding() : std::vector<std::shared_ptr<Work>>{};
+    if (live_slice_.count() == 0 && !shutting_down_) take_own_live(yielding);
     if (expired.empty() && yielding.empty()) continue;
     lock.unlock();
     for (auto& w : expired)
@@ -282,7 +394,7 @@ void Scheduler::cancel(const std::shared_ptr<Work>& work) {
     std::lock_guard lock(mutex_);
     if (work->state_ == Work::State::queued) {
       queue_.erase({int(work->priority), work->sequence_});
-      decrement(queued_by_owner_, work->owner);
+      dequeued(*work);
       forget_if_idle(work->owner);
       work->state_ = Work::State::finished;
       metrics_.job_dequeued();
@@ -316,9 +428,8 @@ void Scheduler::finished(Work& work) {
     if (it == running_.end()) return;
     keep = std::move(it->second);
     running_.erase(it);
-    decrement(running_by_owner_, work.owner);
+    count_end(work);
     forget_if_idle(work.owner);
-    free_ += work.threads;
     work.state_ = Work::State::finished;
     if (!shutting_down_) start = take_startable();
     ++finishing_;
@@ -341,6 +452,7 @@ void Scheduler::shutdown() {
     }
     queue_.clear();
     queued_by_owner_.clear();
+    batch_queued_ = 0;
     last_start_.clear();
     for (auto& [ptr, w] : running_) running.push_back(w);
     if (running_.empty()) idle_.notify_all();

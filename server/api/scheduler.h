@@ -14,6 +14,15 @@
 //    threads while other work waits: it ends as if stopped, with its best
 //    move so far. Without this a few clients' live analyses would hold every
 //    search thread for as long as they stay connected.
+//
+// Shares no client can exceed (Shares; 0 = no cap):
+//  - an owner has at most max_work_per_owner works queued and running
+//    together: more is refused (429 client_work_cap);
+//  - an owner's running works hold at most max_threads_per_owner threads
+//    together: its queued work waits, others' overtakes it;
+//  - batch work never holds the last interactive_threads threads nor the
+//    last interactive_queue places of the queue: a flood of jobs leaves
+//    room for interactive clients.
 #pragma once
 
 #include <atomic>
@@ -22,6 +31,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -84,18 +94,34 @@ class Work {
   bool yielding_ = false;
 };
 
+// What one owner, and batch work as a whole, may take (see the top).
+struct Shares {
+  int max_threads_per_owner = 0;  // threads of one owner's running works; 0: no cap
+  size_t max_work_per_owner = 0;  // one owner's queued + running works; 0: no cap
+  int interactive_threads = 0;    // threads batch work never takes (at most capacity - 1)
+  size_t interactive_queue = 0;   // queue places batch work never takes
+};
+
 class Scheduler {  // thread-safe
  public:
   // live_slice 0: live searches never yield (run_slicer returns at once).
   Scheduler(int capacity, size_t queue_size, Metrics& metrics,
-            std::chrono::milliseconds live_slice = std::chrono::milliseconds(0));
+            std::chrono::milliseconds live_slice = std::chrono::milliseconds(0),
+            Shares shares = {});
   ~Scheduler() = default;  // after wait_idle and close_slicer
   Scheduler(const Scheduler&) = delete;
   Scheduler& operator=(const Scheduler&) = delete;
 
-  enum class Admission { accepted, queue_full, shutting_down };
+  enum class Admission { accepted, queue_full, client_cap, shutting_down };
   // Queues the work, or starts it at once when its threads are free.
   Admission submit(const std::shared_ptr<Work>& work);
+  // What submit would answer now for a work of this owner and priority,
+  // before anything is stored for it (a job): a refusal is certain, an
+  // acceptance may still turn into queue_full when others come first.
+  Admission admissible(const std::string& owner, engine::Priority priority) const;
+  // Threads batch work may still start on now (several instances take
+  // jobs from the shared queue while this is positive).
+  int batch_room() const;
   // A work that submit() did not admit: `why` is its answer.
   void refuse(Work& work, Reply why) { abort_contained(work, std::move(why)); }
   // Queued: aborted with "cancelled". Running: stopped.
@@ -112,6 +138,7 @@ class Scheduler {  // thread-safe
   void close_slicer();
 
   int capacity() const { return capacity_; }
+  const Shares& shares() const { return shares_; }
   bool shutting_down() const;
   size_t queued() const;
   size_t running() const;
@@ -136,11 +163,24 @@ class Scheduler {  // thread-safe
   std::shared_ptr<Work> evict_for(const Work& work);
   // Running live searches to stop so that the next in line can start.
   std::vector<std::shared_ptr<Work>> take_yielding();
+  // Live searches whose own owner's interactive work waits for its share.
+  void take_own_live(std::vector<std::shared_ptr<Work>>& out);
   // Queued works whose deadline has passed, taken out of the queue.
   std::vector<std::shared_ptr<Work>> take_expired();
   void slicer();
   int running_of(const std::string& owner) const;
   void forget_if_idle(const std::string& owner);
+  // With mutex_ held: the refusal a new work of this owner gets, if any.
+  std::optional<Admission> refusal(const std::string& owner, engine::Priority priority) const;
+  // With mutex_ held: the work may start once enough threads are free (its
+  // owner and, for batch work, batch work as a whole are under their share).
+  bool within_shares(const Work& work) const;
+  int batch_threads_cap() const { return capacity_ - shares_.interactive_threads; }
+  // Marks the work running / no longer running in the counts.
+  void count_start(const Work& work);
+  void count_end(const Work& work);
+  // Takes a work taken out of queue_ out of the queued counts.
+  void dequeued(const Work& work);
 
   const int capacity_;
   const size_t queue_size_;
@@ -148,9 +188,13 @@ class Scheduler {  // thread-safe
   mutable std::mutex mutex_;
   std::condition_variable idle_;
   const std::chrono::milliseconds live_slice_;
+  const Shares shares_;
   std::map<QueueKey, std::shared_ptr<Work>> queue_;
   std::unordered_map<Work*, std::shared_ptr<Work>> running_;
   std::unordered_map<std::string, int> running_by_owner_, queued_by_owner_;
+  std::unordered_map<std::string, int> threads_by_owner_;  // of running works
+  int batch_threads_ = 0;                                  // of running batch works
+  size_t batch_queued_ = 0;
   std::unordered_map<std::string, uint64_t> last_start_;  // owner -> starts_ at its last start
   uint64_t starts_ = 0;
   std::condition_variable slicer_wake_;

@@ -203,8 +203,12 @@ void PerftWork::start() {
                 self->done(internal_reply(what));
               });
   };
-  auto handle = core_->service.perft_async(call_.game, call_.fen, call_.depth, deadline_,
-                                           std::move(callbacks));
+  // Held to the movetime cap like a synchronous analysis: a count the
+  // client waits for never holds a search thread longer than any search.
+  const auto until =
+      std::min(deadline_, started_ + std::chrono::milliseconds(core_->config.max_movetime_ms));
+  auto handle =
+      core_->service.perft_async(call_.game, call_.fen, call_.depth, until, std::move(callbacks));
   if (!handle) {
     core_->metrics.job_finished(false, true, 0);
     return done(engine_error(handle.error()));

@@ -4,6 +4,7 @@
 // Work::done exactly once.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <memory>
 #include <mutex>
@@ -22,6 +23,17 @@
 
 namespace kibitz::server {
 
+// The scheduler's shares (scheduler.h) from the per-client settings.
+inline Shares shares_of(const Config& c, int pool) {
+  Shares s;
+  s.max_work_per_owner = c.max_work_per_client;
+  s.max_threads_per_owner =
+      c.max_threads_per_client > 0 ? c.max_threads_per_client : (std::max(1, pool) + 1) / 2;
+  s.interactive_threads = c.interactive_reserved_threads;
+  s.interactive_queue = c.interactive_reserved_queue;
+  return s;
+}
+
 // What work needs of the Api, shared: a work or a ticket that outlives the
 // Api (a session cancelling late) still finds it. Nothing in it owns a
 // thread, so it may be freed on any thread.
@@ -31,7 +43,8 @@ struct ApiCore {
         service(s),
         store(std::move(st)),
         cache(c.cache_entries),
-        scheduler(s.threads(), c.queue_size, metrics, std::chrono::milliseconds(c.live_slice_ms)) {}
+        scheduler(s.threads(), c.queue_size, metrics, std::chrono::milliseconds(c.live_slice_ms),
+                  shares_of(c, s.threads())) {}
   Config config;
   engine::Service& service;             // outlives the Api
   std::shared_ptr<store::Store> store;  // jobs and the evaluation library

@@ -200,6 +200,14 @@ void HttpSession::handle(Request&& req) {
     if (!check_access(req)) return;
     return upgrade(std::move(req));
   }
+  // ?access_token= is for the WebSocket upgrade alone (browsers cannot set
+  // headers there). Anywhere else a token in the URL would end up in proxy
+  // logs and histories for nothing: refused, so the client learns to use
+  // the header rather than getting a puzzling 401.
+  if (ex_.parsed.query_param("access_token"))
+    return reply_error(400, "invalid_request",
+                       "the access_token query parameter is accepted only on the WebSocket "
+                       "upgrade (GET /v1/ws); send the key as \"Authorization: Bearer KEY\"");
   dispatch_route(req);
 }
 
@@ -213,7 +221,9 @@ bool HttpSession::check_access(const Request& req) {
   ar.origin = sv(req[http::field::origin]);
   ar.host = sv(req[http::field::host]);
   ar.ip = ip_;
-  const auto token = ex_.parsed.query_param("access_token");
+  // Only the upgrade gets this far with one (handle() refuses it elsewhere).
+  const auto token =
+      ex_.route.route == Route::ws ? ex_.parsed.query_param("access_token") : std::nullopt;
   if (token) ar.access_token = *token;
   AccessDecision d = ctx_.access->check(ar);
   ex_.extra = std::move(d.headers);
@@ -312,8 +322,9 @@ void HttpSession::dispatch_route(Request& req) {
       return;
     case Route::jobs:
       if (auto body = parse())
-        via_store(
-            [&api, body = std::move(*body), o = origin()] { return api.submit_job(body, o); });
+        via_store([&api, body = std::move(*body), o = job_origin(req)] {
+          return api.submit_job(body, o);
+        });
       return;
     case Route::job:
       if (ex_.method == "DELETE")
@@ -329,7 +340,8 @@ void HttpSession::dispatch_route(Request& req) {
       if (auto body = parse()) reply(api.moves(*body));
       return;
     case Route::perft:
-      if (auto body = parse()) {
+      // A count holds a search thread like a search: it takes the same slot.
+      if (auto body = parse(); body && take_search_slot()) {
         Reporter reporter;
         reporter.on_done = deliver;
         ex_.ticket = api.perft(*body, origin(), std::move(reporter));
@@ -337,7 +349,8 @@ void HttpSession::dispatch_route(Request& req) {
       return;
     case Route::annotate:
       if (auto body = parse())
-        via_store([&api, body = std::move(*body), o = origin()] { return api.annotate(body, o); });
+        via_store(
+            [&api, body = std::move(*body), o = job_origin(req)] { return api.annotate(body, o); });
       return;
     case Route::ws:
       return reply_error(426, "invalid_request", "GET /v1/ws needs a WebSocket upgrade",
@@ -362,8 +375,9 @@ bool HttpSession::answer_from_memo(const Request& req) {
   return true;
 }
 
-void HttpSession::handle_analyze(Request& req, const nlohmann::json& body) {
-  const bool streaming = wants_ndjson(req);
+// The key's (or address's) concurrent-search slot, held while the search
+// or count runs: false when refused (answered already).
+bool HttpSession::take_search_slot() {
 #if KIBITZ_HAVE_ACCESS
   if (ctx_.access) {
     SearchSlot slot = ctx_.access->acquire_search(ex_.key_id, ip_);
@@ -372,12 +386,19 @@ void HttpSession::handle_analyze(Request& req, const nlohmann::json& body) {
       Headers headers;
       if (d.retry_after_s > 0) headers.emplace_back("Retry-After", std::to_string(d.retry_after_s));
       for (auto& h : d.headers) headers.push_back(std::move(h));
-      return reply_error(d.status ? d.status : 429, d.code.empty() ? "rate_limited" : d.code,
-                         d.message, std::move(headers));
+      reply_error(d.status ? d.status : 429, d.code.empty() ? "rate_limited" : d.code, d.message,
+                  std::move(headers));
+      return false;
     }
     ex_.slot = std::make_shared<SearchSlot>(std::move(slot));
   }
 #endif
+  return true;
+}
+
+void HttpSession::handle_analyze(Request& req, const nlohmann::json& body) {
+  const bool streaming = wants_ndjson(req);
+  if (!take_search_slot()) return;
   if (streaming) {
     // The header goes out with the first line (write_stream), so an invalid
     // request still gets a plain JSON error with its status. HTTP/1.0 has no
@@ -625,6 +646,21 @@ void HttpSession::reply(Reply r) {
 Origin HttpSession::origin() const {
   Origin o;
   o.owner = search_owner(ip_, ex_.key_id);
+  return o;
+}
+
+// A job submission's origin, with its Idempotency-Key header; several are
+// joined as HTTP joins a repeated field (", "), which no key can hold.
+Origin HttpSession::job_origin(const Request& req) const {
+  Origin o = origin();
+  auto [first, last] = req.equal_range("Idempotency-Key");
+  for (auto it = first; it != last; ++it) {
+    if (o.idempotency_key)
+      *o.idempotency_key += ", ";
+    else
+      o.idempotency_key.emplace();
+    *o.idempotency_key += sv(it->value());
+  }
   return o;
 }
 

@@ -86,6 +86,7 @@ class HttpSession : public Session, public std::enable_shared_from_this<HttpSess
   bool check_access(const Request& req);
   void upgrade(Request&& req);
 
+  bool take_search_slot();
   void handle_analyze(Request& req, const nlohmann::json& body);
   void on_analyze_done(uint64_t seq, Reply reply);
   void on_stream_info(uint64_t seq, std::string line);
@@ -96,7 +97,8 @@ class HttpSession : public Session, public std::enable_shared_from_this<HttpSess
   void on_readable(uint64_t seq, beast::error_code ec);
   void handle_static(const Request& req);
 
-  Origin origin() const;  // who asks: for the scheduler's fairness
+  Origin origin() const;                        // who asks: for the scheduler's fairness
+  Origin job_origin(const Request& req) const;  // and its Idempotency-Key
   void reply(Reply r);
   void reply_error(int status, std::string code, std::string message, Headers headers = {});
   // Writes `res` as it is (its length set by the caller; no

@@ -1,6 +1,7 @@
 // The memory backend: what the server kept before it had a store, behind the
 // store's interface. Nothing survives the process; every write is "durable"
 // at once. For tests, benchmarks and servers that want nothing on disk.
+#include <chrono>
 #include <list>
 #include <mutex>
 #include <unordered_map>
@@ -17,7 +18,7 @@ class MemoryStore final : public Store {
 
   std::string_view backend() const override { return "memory"; }
 
-  Status create_job(const JobRecord& job) override {
+  Status create_job(const JobRecord& job, std::string* /*refused*/) override {
     std::lock_guard lock(mutex_);
     jobs_[job.id] = job;
     return true;
@@ -118,6 +119,32 @@ class MemoryStore final : public Store {
 
   void flush() override {}
 
+  BindResult bind_idempotency_key(const std::string& owner, const std::string& key,
+                                  const IdempotencyBinding& binding, int64_t ttl_ms) override {
+    const auto now = std::chrono::steady_clock::now();
+    std::lock_guard lock(mutex_);
+    if (now - last_sweep_ >= std::chrono::seconds(1)) {  // the expired go, once a second
+      last_sweep_ = now;
+      for (auto it = keys_.begin(); it != keys_.end();)
+        it = it->second.second <= now ? keys_.erase(it) : std::next(it);
+    }
+    auto [it, added] = keys_.try_emplace(std::to_string(owner.size()) + ":" + owner + key);
+    if (!added && it->second.second > now) {
+      IdempotencyBinding kept = it->second.first;
+      kept.job_kept = jobs_.count(kept.job_id) > 0;
+      return std::optional(kept);
+    }
+    it->second = {binding, now + std::chrono::milliseconds(ttl_ms)};
+    return std::optional<IdempotencyBinding>();
+  }
+
+  void release_idempotency_key(const std::string& owner, const std::string& key,
+                               const std::string& job_id) override {
+    std::lock_guard lock(mutex_);
+    auto it = keys_.find(std::to_string(owner.size()) + ":" + owner + key);
+    if (it != keys_.end() && it->second.first.job_id == job_id) keys_.erase(it);
+  }
+
  private:
   struct Entry {
     std::string position;
@@ -149,6 +176,11 @@ class MemoryStore final : public Store {
   std::list<Entry> order_;  // most recently used first
   std::unordered_map<std::string, std::vector<std::list<Entry>::iterator>> evals_;
   uint64_t bytes_ = 0;
+  // Idempotency keys: owner and key -> binding, expiry.
+  std::unordered_map<std::string,
+                     std::pair<IdempotencyBinding, std::chrono::steady_clock::time_point>>
+      keys_;
+  std::chrono::steady_clock::time_point last_sweep_{};
 };
 
 }  // namespace

@@ -4,6 +4,8 @@
 #include <poll.h>
 
 #include <charconv>
+#include <optional>
+#include <string_view>
 
 namespace kibitz::server::store {
 
@@ -63,27 +65,100 @@ timeval to_timeval(std::chrono::milliseconds ms) {
 
 }  // namespace
 
+namespace {
+
+int hex_digit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// RFC 3986 percent-decoding ("+" stays "+"); nullopt for a bad escape.
+std::optional<std::string> percent_decode(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] != '%') {
+      out.push_back(s[i]);
+      continue;
+    }
+    const int hi = i + 1 < s.size() ? hex_digit(s[i + 1]) : -1;
+    const int lo = i + 2 < s.size() ? hex_digit(s[i + 2]) : -1;
+    if (hi < 0 || lo < 0) return std::nullopt;
+    out.push_back(char(hi * 16 + lo));
+    i += 2;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string redact_redis_url(const std::string& url) {
+  const auto scheme_end = url.find("://");
+  if (scheme_end == std::string::npos) return url.find('@') == std::string::npos ? url : "***";
+  const auto at = url.rfind('@');
+  if (at == std::string::npos || at < scheme_end) return url;
+  const std::string scheme = url.substr(0, scheme_end + 3);
+  const std::string userinfo = url.substr(scheme_end + 3, at - scheme_end - 3);
+  const auto colon = userinfo.find(':');
+  if (colon == std::string::npos) return url;  // a user name alone: no password in the URL
+  return scheme + userinfo.substr(0, colon) + ":***" + url.substr(at);
+}
+
 Expected<RedisAddress, std::string> parse_redis_url(const std::string& url) {
+  const std::string shown = "'" + redact_redis_url(url) + "'";
   const std::string scheme = "redis://";
-  if (url.rfind(scheme, 0) != 0) return Unexpected("'" + url + "' is not a redis://host:port URL");
+  if (url.rfind(scheme, 0) != 0)
+    return Unexpected(shown + " is not a redis://[user:password@]host:port URL");
   std::string rest = url.substr(scheme.size());
+  RedisAddress a;
+  // The last "@" ends the credentials: host, port and database hold none,
+  // so a password with a raw "@" or "/" in it still reads as meant.
+  if (const auto at = rest.rfind('@'); at != std::string::npos) {
+    const std::string userinfo = rest.substr(0, at);
+    rest.erase(0, at + 1);
+    const auto colon = userinfo.find(':');
+    auto user = percent_decode(userinfo.substr(0, colon));
+    auto password = percent_decode(colon == std::string::npos ? "" : userinfo.substr(colon + 1));
+    if (!user || !password) return Unexpected(shown + ": bad percent-encoding in the credentials");
+    a.user = std::move(*user);
+    a.password = std::move(*password);
+    if (a.user.size() > 1024 || a.password.size() > 4096)
+      return Unexpected(shown + ": credentials too long");
+  }
   if (auto slash = rest.find('/'); slash != std::string::npos) {
     const std::string db = rest.substr(slash + 1);
-    if (!db.empty() && db != "0") return Unexpected("'" + url + "': only database 0 is supported");
+    if (!db.empty() && db != "0") return Unexpected(shown + ": only database 0 is supported");
     rest.resize(slash);
   }
-  if (rest.find('@') != std::string::npos)
-    return Unexpected("'" + url + "': credentials in the URL are not supported");
-  RedisAddress a;
-  const auto colon = rest.rfind(':');
-  a.host = rest.substr(0, colon);
-  if (colon != std::string::npos) {
-    const std::string p = rest.substr(colon + 1);
-    auto [end, ec] = std::from_chars(p.data(), p.data() + p.size(), a.port);
-    if (ec != std::errc() || end != p.data() + p.size() || a.port < 1 || a.port > 65535)
-      return Unexpected("'" + url + "': bad port");
+  std::string port_text;
+  bool has_port = false;
+  if (!rest.empty() && rest.front() == '[') {  // [IPv6]:port
+    const auto close = rest.find(']');
+    if (close == std::string::npos) return Unexpected(shown + ": no closing ']'");
+    a.host = rest.substr(1, close - 1);
+    const std::string after = rest.substr(close + 1);
+    if (!after.empty()) {
+      if (after.front() != ':') return Unexpected(shown + ": bad port");
+      port_text = after.substr(1);
+      has_port = true;
+    }
+  } else {
+    const auto colon = rest.rfind(':');
+    a.host = rest.substr(0, colon);
+    if (colon != std::string::npos) {
+      port_text = rest.substr(colon + 1);
+      has_port = true;
+    }
   }
-  if (a.host.empty() || a.host.size() > 253) return Unexpected("'" + url + "': no host");
+  if (has_port) {
+    auto [end, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), a.port);
+    if (ec != std::errc() || end != port_text.data() + port_text.size() || a.port < 1 ||
+        a.port > 65535)
+      return Unexpected(shown + ": bad port");
+  }
+  if (a.host.empty() || a.host.size() > 253) return Unexpected(shown + ": no host");
   return a;
 }
 
@@ -117,7 +192,37 @@ bool RedisConn::ensure() {
     return false;
   }
   redisSetTimeout(c, to_timeval(timeout_));
+  if (!authenticate(c)) {
+    redisFree(c);
+    return false;
+  }
   ctx_ = c;
+  return true;
+}
+
+// AUTH [user] password on a new connection, before anything else is sent.
+// Redis's answer to a wrong password (WRONGPASS ...) does not repeat it.
+bool RedisConn::authenticate(redisContext* c) {
+  if (address_.password.empty()) return true;
+  RedisArgs args{"AUTH"};
+  if (!address_.user.empty()) args.push_back(address_.user);
+  args.push_back(address_.password);
+  Argv a(args);
+  auto* r =
+      static_cast<redisReply*>(redisCommandArgv(c, int(args.size()), a.ptr.data(), a.len.data()));
+  const std::string where = "redis " + address_.host + ":" + std::to_string(address_.port);
+  if (!r) {
+    error_ = where + ": AUTH: " + c->errstr;
+    return false;
+  }
+  RedisValue v = copy(r);
+  freeReplyObject(r);
+  if (v.type == RedisValue::error) {
+    error_ = where + ": authentication refused" +
+             (address_.user.empty() ? std::string() : " for user '" + address_.user + "'") + " (" +
+             v.str + ")";
+    return false;
+  }
   return true;
 }
 

@@ -2,7 +2,10 @@
 // at a time (the caller locks). A reply is copied out of hiredis at once,
 // so nothing of hiredis outlives a call. A connection that fails is
 // dropped, and the next call connects again, at most every 250 ms, so a
-// Redis that is down costs a caller one failed connect, not a wait.
+// Redis that is down costs a caller one failed connect, not a wait. Every
+// connection, and every reconnection, authenticates first (AUTH) when the
+// address has a password; a refused AUTH is an error like a refused connect,
+// and its text never holds the password.
 #pragma once
 
 #include <atomic>
@@ -31,12 +34,23 @@ struct RedisValue {
   const std::vector<RedisValue>& items() const { return elements; }
 };
 
-// host:port from "redis://host:port[/db]" (db 0 only), or why not.
+// "redis://[[user][:password]@]host[:port][/0]" (db 0 only), or why not.
+// user and password are percent-decoded: "redis://kibitz:p%40ss@redis:6379"
+// is user "kibitz", password "p@ss"; "redis://:pw@host" is Redis's
+// requirepass (AUTH with the password alone). The errors show the URL
+// redacted (redact_redis_url), never the password.
 struct RedisAddress {
   std::string host = "127.0.0.1";
   int port = 6379;
+  std::string user;      // "": AUTH with the password alone (requirepass, or the user "default")
+  std::string password;  // "": no AUTH
 };
 Expected<RedisAddress, std::string> parse_redis_url(const std::string& url);
+
+// The URL as it may be shown (logs, errors, settings): the password in it,
+// if any, becomes "***" ("redis://kibitz:***@redis:6379"); text with an
+// "@" and no "://" is "***" whole.
+std::string redact_redis_url(const std::string& url);
 
 using RedisArgs = std::vector<std::string>;
 using RedisResult = Expected<RedisValue, std::string>;  // an error reply is an error too
@@ -67,6 +81,7 @@ class RedisConn {
 
  private:
   std::string fail(std::string why);
+  bool authenticate(redisContext* c);
 
   RedisAddress address_;
   std::chrono::milliseconds timeout_;

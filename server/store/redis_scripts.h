@@ -5,35 +5,70 @@
 // "kibitz:plies:ID" (a review's finished plies), "kibitz:jobs" (the stream
 // read by the consumer group "kibitz"), "kibitz:eval:POSITION" (a hash,
 // lines -> "DEPTH BODY"), counters "kibitz:finished", "kibitz:evals",
-// "kibitz:eval_bytes"; channel "kibitz:cancel".
+// "kibitz:eval_bytes"; the caps' sorted sets "kibitz:alljobs",
+// "kibitz:owner:LEN:OWNER:jobs" and "...:open" (kCreate); channel
+// "kibitz:cancel"; "kibitz:idem:LEN:OWNER:KEY" -> "JOB_ID FINGERPRINT" (an
+// Idempotency-Key). Every key has a TTL but the stream, which holds only
+// unfinished jobs (at most max_queued of them, kCreate) and the consumer
+// group's state. LEN is the owner's length: no owner and suffix can spell
+// another pair's key.
 #pragma once
 
 namespace kibitz::server::store::redis_lua {
 
-// KEYS job, stream, finished counter. ARGV enqueue ('1'/'0'), id, ttl_ms,
-// field, value... An unfinished job goes on the stream; a finished one (an
-// answer known at once) gets its TTL and is counted.
+// KEYS job, stream, finished counter, all jobs, the owner's jobs, the
+// owner's unfinished jobs (sorted sets of ids by the time their keys
+// expire). ARGV enqueue ('1'/'0'), id, ttl_ms (a finished job's retention),
+// now_ms, life_ms (an unfinished job's longest life: deadline + retention),
+// max_jobs, max_jobs_per_client, max_work_per_client, max_queued (0: no
+// cap), counter_ttl_ms, field, value... The caps are checked first: a refusal
+// returns the cap's code and writes nothing. An unfinished job goes on the
+// stream; a finished one (an answer known at once) is counted. Every key
+// written gets a TTL.
 inline constexpr const char* kCreate = R"lua(
-redis.call('HSET', KEYS[1], unpack(ARGV, 4))
-if ARGV[1] == '1' then
+local now, ttl, life = tonumber(ARGV[4]), tonumber(ARGV[3]), tonumber(ARGV[5])
+local max_jobs, per_client, work, queued =
+  tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8]), tonumber(ARGV[9])
+for i = 4, 6 do redis.call('ZREMRANGEBYSCORE', KEYS[i], '-inf', now) end
+local unfinished = ARGV[1] == '1'
+if unfinished then
+  if queued > 0 and redis.call('XLEN', KEYS[2]) >= queued then return 'queue_full' end
+  if work > 0 and redis.call('ZCARD', KEYS[6]) >= work then return 'client_work_cap' end
+end
+if per_client > 0 and redis.call('ZCARD', KEYS[5]) >= per_client then return 'client_jobs_cap' end
+if max_jobs > 0 and redis.call('ZCARD', KEYS[4]) >= max_jobs then return 'queue_full' end
+redis.call('HSET', KEYS[1], unpack(ARGV, 11))
+local expiry = now + ttl
+if unfinished then
   local e = redis.call('XADD', KEYS[2], '*', 'id', ARGV[2])
   redis.call('HSET', KEYS[1], 'entry', e)
+  expiry = now + life
+  redis.call('ZADD', KEYS[6], expiry, ARGV[2])
 else
-  redis.call('PEXPIRE', KEYS[1], ARGV[3])
   redis.call('INCR', KEYS[3])
+  redis.call('PEXPIRE', KEYS[3], ARGV[10])
+end
+redis.call('PEXPIRE', KEYS[1], expiry - now)
+local longest = math.max(ttl, life)
+for i = 4, 6 do
+  if i < 6 or unfinished then
+    if i < 6 then redis.call('ZADD', KEYS[i], expiry, ARGV[2]) end
+    redis.call('PEXPIRE', KEYS[i], longest)
+  end
 end
 return 1
 )lua";
 
 // KEYS job, plies, stream, finished counter. ARGV group, ttl_ms, finishing
-// ('1'/'0'), field, value... Returns -1 (no such job), 0 (finished already:
-// nothing written) or 1. Finishing acks and deletes the stream entry and
-// starts the retention.
+// ('1'/'0'), now_ms, counter_ttl_ms, field, value... Returns -1 (no such
+// job), 0 (finished already: nothing written) or 1. Finishing acks and
+// deletes the stream entry, takes the job out of its owner's unfinished
+// set (kCreate) and starts the retention.
 inline constexpr const char* kUpdate = R"lua(
 if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
 local fin = redis.call('HGET', KEYS[1], 'finished_ms')
 if fin and fin ~= '0' then return 0 end
-redis.call('HSET', KEYS[1], unpack(ARGV, 4))
+redis.call('HSET', KEYS[1], unpack(ARGV, 6))
 if ARGV[3] == '1' then
   local e = redis.call('HGET', KEYS[1], 'entry')
   if e then
@@ -43,18 +78,42 @@ if ARGV[3] == '1' then
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
   redis.call('PEXPIRE', KEYS[2], ARGV[2])
   redis.call('INCR', KEYS[4])
+  redis.call('PEXPIRE', KEYS[4], ARGV[5])
+  local v = redis.call('HMGET', KEYS[1], 'id', 'owner')
+  local id, owner = v[1] or '', v[2] or ''
+  local pre = 'kibitz:owner:' .. string.len(owner) .. ':' .. owner
+  local expiry = tonumber(ARGV[4]) + tonumber(ARGV[2])
+  redis.call('ZREM', pre .. ':open', id)
+  redis.call('ZADD', pre .. ':jobs', 'XX', expiry, id)
+  redis.call('ZADD', 'kibitz:alljobs', 'XX', expiry, id)
 end
 return 1
 )lua";
 
-// KEYS job, plies, stream. ARGV group. A job that could not be queued.
+// KEYS job, plies, stream. ARGV group. A job that could not be queued:
+// gone, and out of its owner's sets.
 inline constexpr const char* kRemove = R"lua(
-local e = redis.call('HGET', KEYS[1], 'entry')
-if e then
-  redis.call('XACK', KEYS[3], ARGV[1], e)
-  redis.call('XDEL', KEYS[3], e)
+local v = redis.call('HMGET', KEYS[1], 'entry', 'id', 'owner')
+if v[1] then
+  redis.call('XACK', KEYS[3], ARGV[1], v[1])
+  redis.call('XDEL', KEYS[3], v[1])
+end
+if v[2] then
+  local owner = v[3] or ''
+  local pre = 'kibitz:owner:' .. string.len(owner) .. ':' .. owner
+  redis.call('ZREM', pre .. ':open', v[2])
+  redis.call('ZREM', pre .. ':jobs', v[2])
+  redis.call('ZREM', 'kibitz:alljobs', v[2])
 end
 redis.call('DEL', KEYS[1], KEYS[2])
+return 1
+)lua";
+
+// KEYS plies. ARGV ply, data, ttl_ms. A review's finished ply, kept as long
+// as its job can live.
+inline constexpr const char* kSavePly = R"lua(
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
 return 1
 )lua";
 
@@ -126,8 +185,27 @@ end
 if #all == 0 then redis.call('INCR', KEYS[2]) end
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
 redis.call('INCRBY', KEYS[3], string.len(ARGV[3]))
-redis.call('PEXPIRE', KEYS[1], ARGV[4])
+for i = 1, 3 do redis.call('PEXPIRE', KEYS[i], ARGV[4]) end
 return 1
+)lua";
+
+// KEYS idempotency key. ARGV "JOB_ID FINGERPRINT", ttl_ms. Binds the key
+// (nil), or returns what it is bound to and whether that job's hash exists.
+inline constexpr const char* kBindKey = R"lua(
+local v = redis.call('GET', KEYS[1])
+if not v then
+  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+  return nil
+end
+local id = string.match(v, '^(%S+)') or ''
+return {v, redis.call('EXISTS', 'kibitz:job:' .. id)}
+)lua";
+
+// KEYS idempotency key. ARGV job id. Deleted if it is bound to that job.
+inline constexpr const char* kReleaseKey = R"lua(
+local v = redis.call('GET', KEYS[1])
+if v and string.match(v, '^(%S+)') == ARGV[1] then redis.call('DEL', KEYS[1]) return 1 end
+return 0
 )lua";
 
 }  // namespace kibitz::server::store::redis_lua

@@ -39,6 +39,21 @@ constexpr auto kHealthInterval = std::chrono::milliseconds(250);  // how often R
 std::string job_key(const std::string& id) { return "kibitz:job:" + id; }
 std::string plies_key(const std::string& id) { return "kibitz:plies:" + id; }
 std::string eval_key(const std::string& position) { return "kibitz:eval:" + position; }
+std::string owner_key(const std::string& owner, const char* set) {
+  return "kibitz:owner:" + std::to_string(owner.size()) + ":" + owner + ":" + set;
+}
+constexpr const char* kAllJobs = "kibitz:alljobs";
+
+int64_t now_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// The owner's length first: no owner and key can spell another pair's key.
+std::string idempotency_key(const std::string& owner, const std::string& key) {
+  return "kibitz:idem:" + std::to_string(owner.size()) + ":" + owner + ":" + key;
+}
 
 std::string text(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
 json parse(const std::string& s) {
@@ -126,28 +141,44 @@ class RedisStore final : public Store, public JobQueue {
   std::string_view backend() const override { return "redis"; }
 
   // --- jobs ---
-  Status create_job(const JobRecord& job) override {
+  // The caps for the whole cluster are checked in the same script that
+  // creates the job (redis_scripts.h kCreate).
+  Status create_job(const JobRecord& job, std::string* refused) override {
     const bool unfinished = job.finished_ms == 0;
-    std::vector<std::string> args{unfinished ? "1" : "0", job.id,
-                                  std::to_string(s_.job_retention_ms)};
+    std::vector<std::string> args{unfinished ? "1" : "0",
+                                  job.id,
+                                  std::to_string(s_.job_retention_ms),
+                                  std::to_string(now_ms()),
+                                  std::to_string(s_.job_deadline_ms + s_.job_retention_ms),
+                                  std::to_string(s_.max_jobs),
+                                  std::to_string(s_.max_jobs_per_client),
+                                  std::to_string(s_.max_work_per_client),
+                                  std::to_string(s_.max_queued_jobs),
+                                  std::to_string(kEvalTtlMs)};
     for (auto& f : fields_of(job)) args.push_back(std::move(f));
-    auto r = run(eval(redis_lua::kCreate, {job_key(job.id), kStream, kFinished}, std::move(args)),
+    auto r = run(eval(redis_lua::kCreate,
+                      {job_key(job.id), kStream, kFinished, kAllJobs, owner_key(job.owner, "jobs"),
+                       owner_key(job.owner, "open")},
+                      std::move(args)),
                  false);
     if (!r) return Unexpected(r.error());
-    return true;
+    if (r->integer == 1) return true;
+    if (refused) *refused = r->str.empty() ? "queue_full" : r->str;
+    return false;
   }
 
   Status update_job(const JobUpdate& u, bool durable) override {
     const bool finishing = u.finished_ms.has_value();
     std::vector<std::string> args{kGroup, std::to_string(s_.job_retention_ms),
-                                  finishing ? "1" : "0"};
+                                  finishing ? "1" : "0", std::to_string(now_ms()),
+                                  std::to_string(kEvalTtlMs)};
     if (u.status) args.insert(args.end(), {"status", *u.status});
     if (u.progress) args.insert(args.end(), {"progress", text(*u.progress)});
     if (u.result) args.insert(args.end(), {"result", text(*u.result)});
     if (u.error) args.insert(args.end(), {"error", text(*u.error)});
     if (u.cancel_requested) args.insert(args.end(), {"cancel", *u.cancel_requested ? "1" : "0"});
     if (u.finished_ms) args.insert(args.end(), {"finished_ms", std::to_string(*u.finished_ms)});
-    if (args.size() == 3) return true;
+    if (args.size() == 5) return true;
     auto cmd = eval(redis_lua::kUpdate, {job_key(u.id), plies_key(u.id), kStream, kFinished},
                     std::move(args));
     if (finishing) {
@@ -167,7 +198,9 @@ class RedisStore final : public Store, public JobQueue {
   }
 
   void save_ply(const std::string& id, int ply, const json& data) override {
-    behind({"HSET", plies_key(id), std::to_string(ply), text(data)});
+    behind(eval(redis_lua::kSavePly, {plies_key(id)},
+                {std::to_string(ply), text(data),
+                 std::to_string(s_.job_deadline_ms + s_.job_retention_ms)}));
   }
 
   void remove_job(const std::string& id) override {
@@ -193,6 +226,28 @@ class RedisStore final : public Store, public JobQueue {
   }
 
   void expire_jobs(int64_t) override {}  // Redis expires them (TTL)
+
+  // One script: bound once whichever instance asks first.
+  BindResult bind_idempotency_key(const std::string& owner, const std::string& key,
+                                  const IdempotencyBinding& binding, int64_t ttl_ms) override {
+    auto r = run(eval(redis_lua::kBindKey, {idempotency_key(owner, key)},
+                      {binding.job_id + " " + binding.fingerprint,
+                       std::to_string(std::max<int64_t>(1, ttl_ms))}),
+                 false);
+    if (!r) return Unexpected(r.error());
+    if (r->is_nil()) return std::optional<IdempotencyBinding>();
+    const auto& e = r->items();
+    const auto space = e.empty() ? std::string::npos : e[0].str.find(' ');
+    if (e.size() != 2 || space == std::string::npos)
+      return Unexpected(std::string("redis: a malformed key binding"));
+    return std::optional(IdempotencyBinding{e[0].str.substr(0, space), e[0].str.substr(space + 1),
+                                            e[1].integer == 1});
+  }
+
+  void release_idempotency_key(const std::string& owner, const std::string& key,
+                               const std::string& job_id) override {
+    behind(eval(redis_lua::kReleaseKey, {idempotency_key(owner, key)}, {job_id}));
+  }
 
   std::optional<JobRecord> load_job(const std::string& id) override {
     auto r = run({"HGETALL", job_key(id)}, false);
@@ -595,10 +650,12 @@ std::string redis_consumer_name() {
 Expected<std::shared_ptr<Store>, std::string> open_redis(const Settings& s) {
   auto address = parse_redis_url(s.redis_url);
   if (!address) return Unexpected("store: redis_url " + address.error());
+  if (!s.redis_password.empty()) address->password = s.redis_password;  // KIBITZ_REDIS_PASSWORD
   try {
     auto store = std::make_shared<RedisStore>(s, *address);
     if (auto ok = store->start(); !ok)
-      return Unexpected("store: cannot use redis at " + s.redis_url + ": " + ok.error());
+      return Unexpected("store: cannot use redis at " + redact_redis_url(s.redis_url) + ": " +
+                        ok.error());
     return std::shared_ptr<Store>(std::move(store));
   } catch (...) {
     return Unexpected("store: redis: " + current_exception_text());

@@ -48,6 +48,18 @@ CREATE TABLE evals (
 );
 CREATE INDEX evals_used ON evals (used);
 )sql",
+    // 1 -> 2: Idempotency-Key of submissions (owner and key -> the job made).
+    R"sql(
+CREATE TABLE idempotency_keys (
+  owner TEXT NOT NULL,
+  key TEXT NOT NULL,
+  job_id TEXT NOT NULL,
+  fingerprint TEXT NOT NULL,
+  expires_ms INTEGER NOT NULL,
+  PRIMARY KEY (owner, key)
+) WITHOUT ROWID;
+CREATE INDEX idempotency_keys_expires ON idempotency_keys (expires_ms);
+)sql",
 };
 
 int pragma_int(SQLite::Database& db, const char* pragma) {

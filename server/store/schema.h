@@ -11,7 +11,7 @@
 
 namespace kibitz::server::store {
 
-inline constexpr int kSchemaVersion = 1;
+inline constexpr int kSchemaVersion = 2;
 inline constexpr int kApplicationId = 0x4b42545a;  // "KBTZ"
 
 // Checks that the file is readable, Kibitz's and not from a newer schema,

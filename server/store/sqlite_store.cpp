@@ -139,7 +139,7 @@ class SqliteStore final : public Store {
 
   std::string_view backend() const override { return "sqlite"; }
 
-  Status create_job(const JobRecord& j) override {
+  Status create_job(const JobRecord& j, std::string* /*refused*/) override {
     return submit(
         [j](Writer& w) {
           auto& s = w.insert_job;
@@ -338,6 +338,58 @@ class SqliteStore final : public Store {
           std::lock_guard lock(pending_mutex_);
           pending_.erase(used);
         });
+  }
+
+  BindResult bind_idempotency_key(const std::string& owner, const std::string& key,
+                                  const IdempotencyBinding& binding, int64_t ttl_ms) override {
+    // Filled on the writer thread, read once the commit is done.
+    auto kept = std::make_shared<std::optional<IdempotencyBinding>>();
+    const int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                            std::chrono::system_clock::now().time_since_epoch())
+                            .count();
+    auto done = submit(
+        [=](Writer& w) {
+          *kept = std::nullopt;  // again if the batch is retried write by write
+          SQLite::Statement expire(w.db, "DELETE FROM idempotency_keys WHERE expires_ms <= ?");
+          expire.bind(1, static_cast<int64_t>(now));
+          expire.exec();
+          SQLite::Statement insert(w.db,
+                                   "INSERT INTO idempotency_keys (owner, key, job_id, fingerprint, "
+                                   "expires_ms) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING");
+          insert.bind(1, owner);
+          insert.bind(2, key);
+          insert.bind(3, binding.job_id);
+          insert.bind(4, binding.fingerprint);
+          insert.bind(5, static_cast<int64_t>(now + ttl_ms));
+          if (insert.exec() == 1) return;
+          SQLite::Statement q(
+              w.db, "SELECT job_id, fingerprint FROM idempotency_keys WHERE owner = ? AND key = ?");
+          q.bind(1, owner);
+          q.bind(2, key);
+          if (!q.executeStep()) return;
+          IdempotencyBinding b{q.getColumn(0).getString(), q.getColumn(1).getString()};
+          SQLite::Statement job(w.db, "SELECT 1 FROM jobs WHERE id = ?");
+          job.bind(1, b.job_id);
+          b.job_kept = job.executeStep();
+          *kept = std::move(b);
+        },
+        true);
+    if (!done) return Unexpected(done.error());
+    return *kept;
+  }
+
+  void release_idempotency_key(const std::string& owner, const std::string& key,
+                               const std::string& job_id) override {
+    (void)submit(
+        [=](Writer& w) {
+          SQLite::Statement d(
+              w.db, "DELETE FROM idempotency_keys WHERE owner = ? AND key = ? AND job_id = ?");
+          d.bind(1, owner);
+          d.bind(2, key);
+          d.bind(3, job_id);
+          d.exec();
+        },
+        false);
   }
 
   LibraryStats library_stats() override {

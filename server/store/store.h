@@ -61,13 +61,28 @@ struct LibraryStats {
 
 using Status = Expected<bool, std::string>;  // true, or why the store could not write
 
+// An Idempotency-Key of a submission (server/api/idempotency.h): the job it
+// made and a fingerprint of the request it came with.
+struct IdempotencyBinding {
+  std::string job_id, fingerprint;
+  // In a binding kept already: whether its job is in the store (read with
+  // the binding, at once): false when the job was never stored.
+  bool job_kept = false;
+};
+// The binding kept already for that owner and key, or nullopt when the new
+// one was stored; or why the store could not tell.
+using BindResult = Expected<std::optional<IdempotencyBinding>, std::string>;
+
 class Store {  // thread-safe
  public:
   virtual ~Store() = default;
   virtual std::string_view backend() const = 0;  // "sqlite", "memory" or "redis"
 
   // --- jobs ---
-  virtual Status create_job(const JobRecord& job) = 0;  // durable
+  // Durable. A store that enforces caps itself (Redis, for several
+  // instances) answers false and names the cap in `refused`
+  // ("queue_full", "client_work_cap" or "client_jobs_cap").
+  virtual Status create_job(const JobRecord& job, std::string* refused = nullptr) = 0;
   virtual Status update_job(const JobUpdate& update, bool durable) = 0;
   // A review's finished ply (0-based) and its searches, written behind.
   virtual void save_ply(const std::string& id, int ply, const nlohmann::json& data) = 0;
@@ -77,6 +92,15 @@ class Store {  // thread-safe
   virtual std::map<int, nlohmann::json> load_plies(const std::string& id) = 0;
   // Forgets the jobs finished before this time (ms since the epoch).
   virtual void expire_jobs(int64_t finished_before_ms) = 0;
+  // Binds `key` of `owner` to `binding` for ttl_ms, unless it is bound
+  // already (and not expired): then nothing is written and the binding kept
+  // is returned. Durable, and atomic across the instances sharing the store.
+  virtual BindResult bind_idempotency_key(const std::string& owner, const std::string& key,
+                                          const IdempotencyBinding& binding, int64_t ttl_ms) = 0;
+  // Unbinds `key` of `owner` if it is still bound to `job_id`: a submission
+  // refused after its key was bound (a cap) leaves nothing. Written behind.
+  virtual void release_idempotency_key(const std::string& owner, const std::string& key,
+                                       const std::string& job_id) = 0;
 
   // --- the evaluation library ---
   // The deepest analysis of `position` with at least `multipv` lines and
@@ -114,6 +138,9 @@ struct Settings {
   // redis: where, and how long a job held by an instance that stopped
   // answering waits before another instance takes it over.
   std::string redis_url = "redis://127.0.0.1:6379";
+  // Redis's password (KIBITZ_REDIS_PASSWORD), over the one in redis_url;
+  // "": the URL's, if any. Never logged or shown.
+  std::string redis_password;
   int claim_idle_ms = 30000;
   // How long one store call may take (Redis: connect and each command)
   // before it fails; the store's threads that make those calls for the
@@ -122,6 +149,12 @@ struct Settings {
   int threads = 2;
   int queue_size = 64;
   int64_t job_retention_ms = 3600 * 1000;  // a finished job's time to live (redis)
+  // redis: the caps the single-instance backends leave to the server's
+  // memory (api/jobs.h, api/scheduler.h), enforced in Redis for the whole
+  // cluster when a job is created; 0: no cap. And the longest an unfinished
+  // job may live (its deadline), after which its keys expire.
+  size_t max_jobs = 0, max_jobs_per_client = 0, max_work_per_client = 0, max_queued_jobs = 0;
+  int64_t job_deadline_ms = 600'000;
 };
 
 // Opens the backend. Errors are one line for the operator: the file is

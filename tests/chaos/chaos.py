@@ -62,10 +62,11 @@ ERROR_STATUS = {             # error code -> HTTP status (README, Errors)
     "invalid_json": 400, "invalid_request": 400, "invalid_fen": 400, "illegal_move": 400,
     "unauthorized": 401, "forbidden": 403, "not_found": 404, "method_not_allowed": 405,
     "cancelled": 409, "payload_too_large": 413, "queue_full": 429, "rate_limited": 429,
+    "client_work_cap": 429, "client_jobs_cap": 429,
     "internal": 500, "shutting_down": 503, "deadline_exceeded": 503,
 }
 SYNC_TIMEOUT = 120.0         # seconds for any one answer
-WS_LOAD_ERRORS = {"queue_full", "rate_limited", "deadline_exceeded"}
+WS_LOAD_ERRORS = {"queue_full", "rate_limited", "deadline_exceeded", "client_work_cap"}
 
 
 # --- bookkeeping ------------------------------------------------------------

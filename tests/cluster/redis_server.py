@@ -17,10 +17,16 @@ def free_port():
 
 
 class Redis:
-    def __init__(self, port=None):
+    """`args`: more redis-server arguments (e.g. "--requirepass", PW);
+    `password` (and `user`): what cli() authenticates with."""
+
+    def __init__(self, port=None, args=(), password=None, user=None):
         self.dir = tempfile.mkdtemp(prefix="kibitz-redis-")
         self.port = port or free_port()
         self.proc = None
+        self.args = list(args)
+        self.password = password
+        self.user = user
 
     @property
     def url(self):
@@ -30,7 +36,8 @@ class Redis:
         self.proc = subprocess.Popen(
             ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--dir", self.dir,
              "--appendonly", "yes", "--appendfsync", "always", "--save", "",
-             "--protected-mode", "yes", "--logfile", os.path.join(self.dir, "redis.log")],
+             "--protected-mode", "yes", "--logfile", os.path.join(self.dir, "redis.log"),
+             *self.args],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         end = time.monotonic() + 10
         while time.monotonic() < end:
@@ -49,8 +56,13 @@ class Redis:
             self.proc.wait(10)
 
     def cli(self, *args):
-        out = subprocess.run(["redis-cli", "-p", str(self.port), "--raw", *args],
-                             capture_output=True, text=True, timeout=10, check=True)
+        env = dict(os.environ)
+        auth = []
+        if self.password is not None:
+            env["REDISCLI_AUTH"] = self.password  # not on the command line
+            auth = ["--user", self.user] if self.user else []
+        out = subprocess.run(["redis-cli", "-p", str(self.port), *auth, "--raw", *args],
+                             capture_output=True, text=True, timeout=10, check=True, env=env)
         return out.stdout.strip()
 
     def close(self):

@@ -95,6 +95,54 @@ class RedisStore(unittest.TestCase):
         self.assertEqual(ran, set(ids))
         self.assertEqual(b.get("/v1/jobs/" + "0" * 32)[0], 404)
 
+    def test_the_caps_hold_for_the_whole_cluster_and_every_key_expires(self):
+        # Caps of 2: each instance alone would take 2 of one client's jobs;
+        # the cluster takes 2 in all, whichever instance is asked.
+        env = {"KIBITZ_STORE_BACKEND": "redis", "KIBITZ_STORE_REDIS_URL": self.redis.url,
+               "KIBITZ_MAX_JOBS_PER_CLIENT": "3", "KIBITZ_MAX_WORK_PER_CLIENT": "2",
+               "KIBITZ_QUEUE_SIZE": "6"}
+        a, b = Server(env=env, search_threads=1), Server(env=env, search_threads=1)
+        for s in (a, b):
+            s.start()
+            self.servers.append(s)
+        slow = lambda i: {"fen": CHESS_MIDDLE, "limits": {"movetime_ms": 20000, "nodes": 10**8 + i}}
+        ids = []
+        for i, s in enumerate((a, b)):
+            status, _, body = s.post("/v1/jobs", slow(i))
+            self.assertEqual(status, 202, body)
+            ids.append(body["id"])
+        # Two unfinished jobs of this client in the cluster: a third is refused
+        # on either instance, and nothing of it is kept.
+        for s in (a, b):
+            status, hdrs, body = s.post("/v1/jobs", slow(7))
+            self.assertEqual((status, body["error"]["code"]), (429, "client_work_cap"), body)
+            self.assertEqual(hdrs.get("retry-after"), "1")
+        self.assertEqual(self.redis.cli("XLEN", "kibitz:jobs"), "2")
+        # A job answered at once counts against the jobs kept (3), not the work.
+        mated = {"fen": "rnb1kbnr/pppp1ppp/8/4p3/6Pq/5P2/PPPPP2P/RNBQKBNR w KQkq - 1 3"}
+        status, _, body = b.post("/v1/jobs", mated)
+        self.assertEqual(status, 202, body)
+        ids.append(body["id"])
+        status, hdrs, body = a.post("/v1/jobs", mated)
+        self.assertEqual((status, body["error"]["code"]), (429, "client_jobs_cap"), body)
+        self.assertIn("retry-after", hdrs)
+        # Every key written has a TTL, but the stream (the queue itself).
+        keys = [k for k in self.redis.cli("--scan").split("\n") if k]
+        self.assertIn("kibitz:alljobs", keys)
+        self.assertIn("kibitz:owner:9:127.0.0.1:open", keys)
+        for k in keys:
+            if k == "kibitz:jobs":
+                continue
+            self.assertGreater(int(self.redis.cli("PTTL", k)), 0, k)
+        for jid in ids[:2]:
+            self.assertEqual(a.request("DELETE", "/v1/jobs/" + jid)[0], 200)
+            end = wait_until(lambda: finished([b], jid), timeout=60)
+            self.assertEqual(end["status"], "cancelled", end)
+        # Finished: out of the unfinished set; the client may queue again.
+        self.assertEqual(self.redis.cli("ZCARD", "kibitz:owner:9:127.0.0.1:open"), "0")
+        status, _, body = a.post("/v1/jobs", {"fen": CHESS_MIDDLE, "limits": {"nodes": 5000}})
+        self.assertEqual((status, body["error"]["code"]), (429, "client_jobs_cap"), body)
+
     def test_delete_on_another_instance_stops_the_job_where_it_runs(self):
         self.start(2)
         a = self.servers[0]

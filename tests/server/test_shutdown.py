@@ -18,7 +18,9 @@ from kibitz_server import CHESS_MIDDLE, Server, wait_until  # noqa: E402
 
 class ShutdownTest(unittest.TestCase):
     def test_sigterm(self):
-        s = Server(search_threads=2)
+        # One client with both searches running at once: its share is the
+        # whole pool here (by default it is half).
+        s = Server(search_threads=2, env={"KIBITZ_MAX_THREADS_PER_CLIENT": "2"})
         s.start()
         try:
             # An idle keep-alive connection, a sync analysis in progress and a

@@ -63,7 +63,9 @@ def finished_lines(log, job_id):
 class StoreRestart(unittest.TestCase):
     def setUp(self):
         self.dir = tempfile.mkdtemp(prefix="kibitz-restart-")
-        self.env = {"KIBITZ_STORE_PATH": os.path.join(self.dir, "kibitz.db")}
+        # One client submits every job: the per-client caps would refuse most.
+        self.env = {"KIBITZ_STORE_PATH": os.path.join(self.dir, "kibitz.db"),
+                    "KIBITZ_MAX_WORK_PER_CLIENT": "100000", "KIBITZ_MAX_JOBS_PER_CLIENT": "100000"}
 
     def tearDown(self):
         shutil.rmtree(self.dir, ignore_errors=True)
@@ -165,19 +167,22 @@ class StoreRestart(unittest.TestCase):
 class DeleteIsDurable(unittest.TestCase):
     def test_cancelled_jobs_stay_cancelled_after_a_crash(self):
         directory = tempfile.mkdtemp(prefix="kibitz-delete-")
-        env = {"KIBITZ_STORE_PATH": os.path.join(directory, "kibitz.db")}
+        env = {"KIBITZ_STORE_PATH": os.path.join(directory, "kibitz.db"),
+               "KIBITZ_MAX_WORK_PER_CLIENT": "100000", "KIBITZ_MAX_JOBS_PER_CLIENT": "100000"}
         try:
             first = Server(env=env)
             first.start()
             try:
                 ids = []
-                for _ in range(3):  # two run (a thread each), one waits
+                # One runs (the other thread is kept for interactive work,
+                # interactive_reserved_threads), two wait.
+                for _ in range(3):
                     status, _, body = first.post("/v1/jobs", {"fen": CHESS_MIDDLE,
                                                               "limits": {"movetime_ms": 30000}})
                     self.assertEqual(status, 202, body)
                     ids.append(body["id"])
                 self.assertTrue(wait_until(lambda: sum(
-                    first.get("/v1/jobs/" + j)[2]["status"] == "running" for j in ids) == 2))
+                    first.get("/v1/jobs/" + j)[2]["status"] == "running" for j in ids) == 1))
                 for j in ids:
                     status, _, body = first.request("DELETE", "/v1/jobs/" + j)
                     self.assertEqual(status, 200, body)

@@ -37,6 +37,12 @@ Config test_config() {
   c.max_multipv = 3;
   c.queue_size = 8;
   c.live_slice_ms = 0;  // a Blocker holds its threads until released
+  // No shares unless a test sets them: the tests of order and caps own
+  // every thread and place (scheduler_test.cpp's Shares tests set them).
+  c.max_threads_per_client = 1024;
+  c.max_work_per_client = 1'000'000;
+  c.interactive_reserved_threads = 0;
+  c.interactive_reserved_queue = 0;
   return c;
 }
 

@@ -186,3 +186,35 @@ TEST(Config, LogLevelIsChecked) {
 
 }  // namespace
 }  // namespace kibitz::server
+
+namespace kibitz::server {
+namespace {
+
+// The Redis password: from KIBITZ_REDIS_PASSWORD, over the URL's; never in
+// the settings as shown (to_json) nor in an error.
+TEST(Config, RedisPasswordIsTakenAndNeverShown) {
+  {
+    EnvVar url("KIBITZ_STORE_REDIS_URL", "redis://kibitz:in-url-S3cret@redis:6379");
+    EnvVar backend("KIBITZ_STORE_BACKEND", "redis");
+    auto c = load_config("");
+    ASSERT_TRUE(c) << c.error();
+    EXPECT_EQ(c->store.redis_password, "");  // the URL's, read when connecting
+    const std::string shown = to_json(*c).dump();
+    EXPECT_EQ(shown.find("in-url-S3cret"), std::string::npos) << shown;
+    EXPECT_NE(shown.find("redis://kibitz:***@redis:6379"), std::string::npos) << shown;
+    EnvVar pw("KIBITZ_REDIS_PASSWORD", "from-env-S3cret");
+    c = load_config("");
+    ASSERT_TRUE(c) << c.error();
+    EXPECT_EQ(c->store.redis_password, "from-env-S3cret");
+    EXPECT_EQ(to_json(*c).dump().find("from-env-S3cret"), std::string::npos);
+  }
+  EnvVar bad("KIBITZ_STORE_REDIS_URL", "rediss://:tls-S3cret@redis:6379");
+  EnvVar backend("KIBITZ_STORE_BACKEND", "redis");
+  auto c = load_config("");
+  ASSERT_FALSE(c);
+  EXPECT_EQ(c.error().find("tls-S3cret"), std::string::npos) << c.error();
+  EXPECT_NE(c.error().find("store.redis_url"), std::string::npos) << c.error();
+}
+
+}  // namespace
+}  // namespace kibitz::server

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "api_test_support.h"
+#include "server/api/jobs.h"
 
 namespace kibitz::server::test {
 namespace {
@@ -96,11 +97,28 @@ TEST(Jobs, RunningJobIsCancelledByDelete) {
   for (int i = 0; i < 6000 && api->get_job(id).body["progress"].is_null(); ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   EXPECT_EQ(api->get_job(id).body["status"], "running");
-  api->delete_job(id);
-  Reply r = wait_job(*api, id);
+  // The DELETE answers the job as the stop left it: cancelled, with the
+  // best found so far, and every later GET says the same.
+  Reply deleted = api->delete_job(id);
+  EXPECT_EQ(deleted.status, 200);
+  EXPECT_EQ(deleted.body["status"], "cancelled");
+  EXPECT_EQ(deleted.body["result"]["stopped"], true);
+  EXPECT_TRUE(deleted.body["result"]["bestmove"].is_string());
+  Reply r = api->get_job(id);
   EXPECT_EQ(r.body["status"], "cancelled");
-  EXPECT_EQ(r.body["result"]["stopped"], true);  // the best found so far
-  EXPECT_TRUE(r.body["result"]["bestmove"].is_string());
+  EXPECT_EQ(r.body["result"], deleted.body["result"]);
+}
+
+TEST(Jobs, ARunningJobShowsCancelledFromItsDeleteOn) {
+  // Job::to_json of a job whose stop has not yet taken effect: what its
+  // end will be, never "running" after the DELETE.
+  Job job;
+  job.id = "x";
+  job.kind = "analyze";
+  job.cancel_requested = true;
+  EXPECT_EQ(job.to_json()["status"], "cancelled");
+  job.interrupted = true;  // a shutdown's stop: it runs again after the restart
+  EXPECT_EQ(job.to_json()["status"], "queued");
 }
 
 TEST(Jobs, MaxJobsIsEnforced) {

@@ -276,7 +276,7 @@ TEST(Scheduler, ThreadsPerAnalysisAreCapped) {
   c.max_threads_per_job = 1;
   auto api = make_api(c, *service);
   // Two single-thread searches run side by side on the two threads.
-  Blocker a(*api, 2), b(*api, 2);
+  Blocker a(*api, 2, "a"), b(*api, 2, "b");
   EXPECT_EQ(metric(*api, "kibitz_jobs_running"), 2);
   EXPECT_EQ(metric(*api, "kibitz_jobs_queued"), 0);
   a.release();
@@ -307,6 +307,115 @@ TEST(Scheduler, ShutdownRefusesNewWorkAndStopsRunning) {
   EXPECT_EQ(refused.body["error"]["code"], "shutting_down");
   EXPECT_EQ(api->submit_job({}, {}).status, 503);
   EXPECT_EQ(moves(*api, {}).status, 503);
+}
+
+// --- Shares: what one client, and batch work, may take ---------------------
+
+TEST(Shares, AClientAtItsWorkCapIsRefusedAndOthersAreNot) {
+  auto service = small_service(1);
+  Config c = test_config();
+  c.max_work_per_client = 2;
+  auto api = make_api(c, *service);
+  Blocker blocker(*api, 1, "flood");  // running: 1 of flood's 2
+  Recorder r;
+  auto f1 = r.submit(*api, "flood1", "flood", "e2e4");  // queued: 2 of 2
+  auto f2 = r.submit(*api, "flood2", "flood", "d2d4");
+  Reply refused = f2->get_future().get();
+  EXPECT_EQ(refused.status, 429);
+  EXPECT_EQ(refused.body["error"]["code"], "client_work_cap");
+  ASSERT_FALSE(refused.headers.empty());
+  EXPECT_EQ(refused.headers[0], (std::pair<std::string, std::string>{"Retry-After", "1"}));
+  // A job of the same client is refused before it is stored or kept.
+  Reply job = api->submit_job({{"limits", {{"depth", 2}}}}, Origin{"flood"});
+  EXPECT_EQ(job.status, 429);
+  EXPECT_EQ(job.body["error"]["code"], "client_work_cap");
+  auto q = r.submit(*api, "quiet", "quiet", "g1f3");
+  blocker.release();
+  EXPECT_EQ(q->get_future().get().status, 200);
+  EXPECT_EQ(f1->get_future().get().status, 200);
+}
+
+TEST(Shares, AClientsRunningWorkHoldsAtMostItsThreads) {
+  auto service = small_service(2);
+  Config c = test_config();
+  c.max_threads_per_client = 1;
+  auto api = make_api(c, *service);
+  // A search asking for both threads gets one: its client's share.
+  Blocker blocker(*api, 2, "flood");
+  EXPECT_EQ(metric(*api, "kibitz_jobs_running"), 1);
+  Recorder r;
+  auto f1 = r.submit(*api, "flood1", "flood", "e2e4");
+  // The other thread is free, but flood holds its share: its search waits,
+  // and another client's, which came later, starts at once and finishes.
+  EXPECT_EQ(metric(*api, "kibitz_jobs_queued"), 1);
+  auto q = r.submit(*api, "quiet", "quiet", "g1f3");
+  EXPECT_EQ(q->get_future().get().status, 200);
+  EXPECT_EQ(metric(*api, "kibitz_jobs_queued"), 1);  // flood1 still waits
+  blocker.release();
+  EXPECT_EQ(f1->get_future().get().status, 200);
+  EXPECT_EQ(r.order, (std::vector<std::string>{"quiet", "flood1"}));
+}
+
+TEST(Shares, BatchWorkLeavesInteractiveItsThreadsAndQueuePlaces) {
+  auto service = small_service(2);
+  Config c = test_config();
+  c.queue_size = 3;
+  c.interactive_reserved_threads = 1;
+  c.interactive_reserved_queue = 2;
+  auto api = make_api(c, *service);
+  const json slow = {{"limits", {{"movetime_ms", 4000}}}};
+  // The first job runs on the one thread batch work may take; the second
+  // waits though a thread is free; the third finds batch work's one queue
+  // place taken.
+  Reply j1 = api->submit_job(slow, Origin{"jobs1"});
+  Reply j2 = api->submit_job(slow, Origin{"jobs2"});
+  ASSERT_EQ(j1.status, 202);
+  ASSERT_EQ(j2.status, 202);
+  EXPECT_EQ(metric(*api, "kibitz_jobs_running"), 1);
+  EXPECT_EQ(metric(*api, "kibitz_jobs_queued"), 1);
+  Reply j3 = api->submit_job(slow, Origin{"jobs3"});
+  EXPECT_EQ(j3.status, 429);
+  EXPECT_EQ(j3.body["error"]["code"], "queue_full");
+  // Interactive work starts at once on the reserved thread, and may queue.
+  Reply now = analyze(*api, {{"limits", {{"depth", 3}}}});
+  EXPECT_EQ(now.status, 200);
+  EXPECT_EQ(api->get_job(j2.body["id"].get<std::string>()).body["status"], "queued");
+  for (const Reply& j : {j1, j2}) {
+    const std::string id = j.body["id"];
+    api->delete_job(id);
+    EXPECT_EQ(wait_job(*api, id).body["status"], "cancelled");
+  }
+}
+
+TEST(Shares, AClientAtItsJobsCapIsRefusedAndOthersAreNot) {
+  auto service = small_service(1);
+  Config c = test_config();
+  c.max_jobs_per_client = 2;
+  auto api = make_api(c, *service);
+  // Mated: answered at once, kept as done jobs.
+  const json mated = {{"fen", "rnb1kbnr/pppp1ppp/8/4p3/6Pq/5P2/PPPPP2P/RNBQKBNR w KQkq - 1 3"}};
+  for (int i = 0; i < 2; ++i) EXPECT_EQ(api->submit_job(mated, Origin{"many"}).status, 202);
+  Reply full = api->submit_job(mated, Origin{"many"});
+  EXPECT_EQ(full.status, 429);
+  EXPECT_EQ(full.body["error"]["code"], "client_jobs_cap");
+  ASSERT_FALSE(full.headers.empty());
+  EXPECT_EQ(full.headers[0].first, "Retry-After");
+  EXPECT_EQ(api->submit_job(mated, Origin{"other"}).status, 202);
+  EXPECT_EQ(api->annotate({{"pgn", "1. e4 *"}}, Origin{"many"}).body["error"]["code"],
+            "client_jobs_cap");
+}
+
+TEST(Shares, PerftIsHeldToTheMovetimeCap) {
+  auto service = small_service(1);
+  Config c = test_config();
+  c.max_movetime_ms = 1;
+  auto api = make_api(c, *service);
+  // 193,690,690 leaves: far more than a millisecond's count.
+  Reply r =
+      perft(*api, {{"fen", "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1"},
+                   {"depth", 5}});
+  EXPECT_EQ(r.status, 503);
+  EXPECT_EQ(r.body["error"]["code"], "deadline_exceeded");
 }
 
 TEST(Scheduler, MetricsAreRenderedWithThePrefix) {
