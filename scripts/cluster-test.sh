@@ -9,6 +9,10 @@
 #     through every instance; that an analysis stored through one instance is
 #     served by another with "source": "library"; that WebSocket analysis
 #     works through HAProxy; that the Redis restart lost nothing;
+#   - stops Redis with SIGSTOP for --stall S seconds (default 10; 0: not):
+#     /healthz on every instance answered 200 throughout (p50/p99 printed),
+#     a WebSocket analysis through HAProxy goes on, new jobs get 503, and
+#     every job accepted before is done after SIGCONT, each run once;
 #   - with --rolling: each instance in turn gets SIGTERM (and comes back)
 #     while clients stream analyses through HAProxy: no 5xx, no job lost;
 #   - with --latency: a job's latency through HAProxy and Redis against one
@@ -17,7 +21,7 @@
 # Prints the counts; exits non-zero when a check fails. Cleans up after
 # itself (processes and temporary folders).
 #
-#   scripts/cluster-test.sh [--jobs N] [--rolling] [--latency] [path/to/kibitz]
+#   scripts/cluster-test.sh [--jobs N] [--stall S] [--rolling] [--latency] [path/to/kibitz]
 # Needs the Debian packages redis-server, haproxy and python3-websockets
 # (scripts/install-deps.sh --test).
 set -euo pipefail

@@ -3,6 +3,9 @@
 # what is missing, builds, and runs every test. Exit status 0 only when all
 # passed.
 #
+# The test builds have the test-only fault hooks (-DKIBITZ_TEST_HOOKS=ON:
+# a slow store); build/, what users run, does not.
+#
 #   1. Release build, every test (deep perft included, and web.browser: the
 #      page in chromium, screenshots in build-test/artifacts/web) but the
 #      chaos test (label "chaos"), which is for the sanitizer builds.
@@ -28,7 +31,7 @@ has() { [[ ",$stages," == *",$1,"* ]]; }
 
 if has release; then
   echo "== Release build, all tests"
-  KIBITZ_BUILD_DIR=build-test scripts/build.sh
+  KIBITZ_BUILD_DIR=build-test scripts/build.sh -DKIBITZ_TEST_HOOKS=ON
   ctest --test-dir build-test --output-on-failure --parallel "$jobs" -LE chaos
 fi
 
@@ -39,7 +42,8 @@ fi
 sanitizer_build() {
   local dir=$1 kind=$2
   KIBITZ_BUILD_DIR=$dir scripts/build.sh -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKIBITZ_SANITIZE="$kind" \
-    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" -DKIBITZ_BMI2_VARIANT=OFF -DKIBITZ_BUILD_BENCH=OFF
+    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" -DKIBITZ_BMI2_VARIANT=OFF -DKIBITZ_BUILD_BENCH=OFF \
+    -DKIBITZ_TEST_HOOKS=ON
 }
 
 # Sanitizer reports go to files (log_path), so that one from a process a test

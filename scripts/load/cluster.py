@@ -371,6 +371,105 @@ def main_run(c, n, nodes):
     print("cluster: websocket analysis through haproxy: bestmove %s" % m.get("bestmove"), flush=True)
 
 
+def percentile(values, p):
+    v = sorted(values)
+    return v[min(len(v) - 1, int(len(v) * p / 100))] if v else float("nan")
+
+
+def stall_run(c, seconds):
+    """Redis stopped with SIGSTOP (it neither answers nor refuses) for
+    `seconds`: every instance answers /healthz throughout, a WebSocket
+    analysis through HAProxy goes on, new jobs get 503, and every job
+    accepted before is done after SIGCONT, each run once."""
+    hp = c.haproxy.port
+    counts, before = {}, []
+    for i in range(6):
+        before.append(submit(hp, "/v1/jobs", {"moves": OPENINGS[i % len(OPENINGS)],
+                                              "limits": {"nodes": 300000 + i}}, counts))
+    probes = {}
+    stop = threading.Event()
+
+    def probe(k):
+        out = probes.setdefault(k.name, [])
+        conn = http.client.HTTPConnection("127.0.0.1", k.port, timeout=60)
+        while not stop.is_set():
+            t0 = time.perf_counter()
+            try:
+                conn.request("GET", "/healthz")
+                r = conn.getresponse()
+                r.read()
+                status = r.status
+            except (OSError, http.client.HTTPException) as e:
+                status = repr(e)
+                conn = http.client.HTTPConnection("127.0.0.1", k.port, timeout=60)
+            out.append((status, (time.perf_counter() - t0) * 1e3))
+            time.sleep(0.005)
+
+    stalled, resumed = threading.Event(), threading.Event()
+    ws_out = []
+
+    async def ws_run():
+        async with websockets.connect("ws://127.0.0.1:%d/v1/ws" % hp) as ws:
+            i = 0
+            while not resumed.is_set():
+                i += 1
+                in_stall = stalled.is_set()
+                await ws.send(json.dumps({"type": "analyze", "id": "s%d" % i, "fen": MIDDLE,
+                                          "limits": {"movetime_ms": 700 + i}}))
+                while True:
+                    m = json.loads(await asyncio.wait_for(ws.recv(), 60))
+                    ws_out.append((in_stall and not resumed.is_set(), m))
+                    if m.get("type") in ("bestmove", "error"):
+                        break
+
+    threads = [threading.Thread(target=probe, args=(k,), daemon=True) for k in c.kibitz]
+    threads.append(threading.Thread(target=lambda: asyncio.run(ws_run()), daemon=True))
+    for t in threads:
+        t.start()
+    time.sleep(0.5)
+    os.kill(c.redis.proc.pid, signal.SIGSTOP)
+    stalled.set()
+    started = time.monotonic()
+    refused = {}
+    try:
+        while time.monotonic() - started < seconds:
+            status, _, body = call(hp, "POST", "/v1/jobs", {"moves": ["e2e4"],
+                                                           "limits": {"nodes": 1000 + len(refused)}})
+            refused[status] = refused.get(status, 0) + 1
+            time.sleep(0.3)
+    finally:
+        resumed.set()
+        os.kill(c.redis.proc.pid, signal.SIGCONT)
+    stop.set()
+    for t in threads:
+        t.join(120)
+    bad = {n: [r for r in rs if r[0] != 200][:3] for n, rs in probes.items()}
+    if any(bad.values()):
+        fail("stall: /healthz not answered 200: %s" % bad)
+    if set(refused) != {503}:
+        fail("stall: submissions during the stall answered %s, not only 503" % refused)
+    during = [m for s_, m in ws_out if s_]
+    if not any(m["type"] == "info" for m in during) or \
+            not any(m["type"] == "bestmove" for m in during):
+        fail("stall: the websocket analysis did not go on: %s" % during[:3])
+    c.haproxy.wait_up([k.name for k in c.kibitz])
+    ends = wait_finished(hp, before, timeout=120)
+    # A job whose holder could not beat for longer than claim_idle_ms may
+    # be taken over once Redis answers again (run twice, finished once).
+    runs = [int(c.redis.cli("HGET", "kibitz:job:" + j, "runs") or 0) for j in before]
+    if any(e["status"] != "done" for e in ends.values()) or min(runs) < 1:
+        fail("stall: jobs accepted before: %s, runs %s" %
+             ([e["status"] for e in ends.values()], runs))
+    figures = "; ".join("%s p50 %.2f ms p99 %.2f ms max %.2f ms (%d)" % (
+        n, percentile([ms for _, ms in rs], 50), percentile([ms for _, ms in rs], 99),
+        max(ms for _, ms in rs), len(rs)) for n, rs in sorted(probes.items()))
+    print("cluster: redis stopped (SIGSTOP) %.0f s: /healthz on every instance answered 200: %s; "
+          "submissions through haproxy meanwhile: %s; websocket messages during the stall: %d "
+          "(%d info); the %d jobs accepted before: all done (taken over after the stall: %d)" %
+          (seconds, figures, refused, len(during), sum(1 for m in during if m["type"] == "info"),
+           len(before), sum(1 for r in runs if r > 1)), flush=True)
+
+
 def rolling_run(c, rounds_nodes):
     """Each instance in turn gets SIGTERM (and comes back) while clients stream
     analyses and submit jobs through HAProxy."""
@@ -501,6 +600,8 @@ def main():
     ap.add_argument("--nodes", type=int, default=40000, help="nodes per analysis job")
     ap.add_argument("--rolling", action="store_true")
     ap.add_argument("--latency", type=int, default=0, metavar="N", help="jobs per side")
+    ap.add_argument("--stall", type=float, default=10, metavar="S",
+                    help="seconds redis is stopped with SIGSTOP after the main run (0: not)")
     ap.add_argument("--hostile", action="store_true",
                     help="only the abuser-and-bystander run (scripts/hostile.sh --cluster)")
     ap.add_argument("--seconds", type=float, default=30, help="--hostile: seconds per vector")
@@ -536,6 +637,8 @@ def main():
             return
         c = Cluster(a.binary, work)
         main_run(c, a.jobs, a.nodes)
+        if a.stall > 0:
+            stall_run(c, a.stall)
         if a.rolling:
             rolling_run(c, a.nodes)
         if a.latency:

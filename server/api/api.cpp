@@ -4,6 +4,8 @@
 
 #include <atomic>
 #include <chrono>
+#include <mutex>
+#include <optional>
 #include <thread>
 
 #include "common/contain.h"
@@ -16,6 +18,7 @@
 #include "server/api/metrics.h"
 #include "server/api/work.h"
 #include "server/store/result_codec.h"
+#include "server/store/store_pool.h"
 
 namespace kibitz::server {
 
@@ -27,6 +30,36 @@ using nlohmann::json;
 class NoTicket final : public Ticket {
  public:
   void cancel() override {}
+};
+
+// An analysis whose library look-up runs on a store thread: its search,
+// if the library has no answer, starts there. A cancel before then stops
+// the search as soon as it is set.
+class PendingTicket final : public Ticket {
+ public:
+  void cancel() override {
+    std::shared_ptr<Ticket> inner;
+    {
+      std::lock_guard lock(mutex_);
+      cancelled_ = true;
+      inner = inner_;
+    }
+    if (inner) inner->cancel();
+  }
+  void set(std::shared_ptr<Ticket> inner) {
+    bool cancelled;
+    {
+      std::lock_guard lock(mutex_);
+      inner_ = inner;
+      cancelled = cancelled_;
+    }
+    if (cancelled) inner->cancel();
+  }
+
+ private:
+  std::mutex mutex_;
+  bool cancelled_ = false;
+  std::shared_ptr<Ticket> inner_;
 };
 
 // Weak both ways: a ticket kept by a connection keeps neither the work nor
@@ -87,7 +120,8 @@ class ApiImpl final : public Api {
         metrics_(core_->metrics),
         caps_{core_->config, threads_cap(config, service)},
         jobs_(config.max_jobs, config.max_jobs_per_client,
-              std::chrono::seconds(config.job_retention_s)) {
+              std::chrono::seconds(config.job_retention_s)),
+        store_pool_(config.store.threads, size_t(config.store.queue_size)) {
     // spdlog's registry is made on first use. Make it here, on one thread,
     // rather than on two search threads logging their first lines at once:
     // libspdlog is not built with ThreadSanitizer, which then cannot see the
@@ -95,7 +129,8 @@ class ApiImpl final : public Api {
     (void)spdlog::default_logger_raw();
     std::weak_ptr<ApiCore> weak_core = core_;
     engine::Service* svc = &service;
-    metrics_.set_gauge_source([svc, weak_core] {
+    const store::StorePool* pool = &store_pool_;  // a member: the source is cleared before it goes
+    metrics_.set_gauge_source([svc, weak_core, pool] {
       std::string s =
           "# HELP kibitz_table_hashfull_permille Transposition table use per game.\n"
           "# TYPE kibitz_table_hashfull_permille gauge\n";
@@ -112,6 +147,11 @@ class ApiImpl final : public Api {
              "kibitz_queue_length " +
              std::to_string(core->scheduler.queued()) + "\n";
       if (auto core = weak_core.lock()) s += library_metrics(*core);
+      s += "# HELP kibitz_store_calls Store calls of requests on the store's threads.\n"
+           "# TYPE kibitz_store_calls gauge\n"
+           "kibitz_store_calls{state=\"running\"} " +
+           std::to_string(pool->running()) + "\nkibitz_store_calls{state=\"waiting\"} " +
+           std::to_string(pool->queued()) + "\n";
       return s;
     });
     // The slicer runs on a thread of the Api's, joined below before the
@@ -122,6 +162,9 @@ class ApiImpl final : public Api {
   }
 
   ~ApiImpl() override {
+    // First: the store calls under way finish (each within the store's
+    // timeout), the queued ones are answered "shutting down".
+    store_pool_.close();
     shutdown();
     if (auto* queue = core_->store->queue()) queue->on_stop(nullptr);
     core_->scheduler.wait_idle();
@@ -137,10 +180,30 @@ class ApiImpl final : public Api {
         decode_analyze(request, caps_, core_->service, origin.priority, origin.allow_infinite);
     if (!call) return answer(reporter, call.error());
     if (auto now = immediate(*call, true)) return answer(reporter, std::move(*now));
-    auto work = std::make_shared<AnalysisWork>(core_, std::move(*call), std::move(reporter),
-                                               "a" + std::to_string(++sequence_), deadline());
-    work->owner = origin.owner;
-    return submit_stream(work);
+    if (library_may_answer(*core_, *call)) {
+      if (core_->store->backend() == "memory") {  // no I/O: looked up here
+        if (auto kept = from_library(*call)) return answer(reporter, std::move(*kept));
+      } else if (auto pending = library_then_search(*call, origin, reporter)) {
+        return pending;
+      }  // else the store's queue is full: searched without the library
+    }
+    return search(std::move(*call), origin.owner, std::move(reporter));
+  }
+
+  void store_call(std::function<Reply()> call, std::function<void(Reply)> done) override {
+    auto task = [call = std::move(call), done](bool run) {
+      std::optional<Reply> reply;
+      if (run)
+        contained([&] { reply = call(); },
+                  [&](const std::string& what) { reply = internal_reply(what); });
+      done(reply ? std::move(*reply) : shutting_down_reply());
+    };
+    if (store_pool_.post(std::move(task))) return;
+    Reply r = error_reply(503, "storage_unavailable",
+                          "the store is busy: " + std::to_string(store_pool_.max_queued()) +
+                              " calls wait for it already; retry later");
+    r.headers.emplace_back("Retry-After", "1");
+    done(std::move(r));
   }
 
   std::shared_ptr<Ticket> annotate_stream(const json& request, const Origin& origin,
@@ -187,7 +250,7 @@ class ApiImpl final : public Api {
     auto job = jobs_.create("analyze", origin.owner, &full, keyed.id);
     if (!job) return keyed.settle(*core_->store, jobs_full_reply(full));
     if (auto no = store_new(*job, request, origin.owner, now ? &*now : nullptr)) {
-      jobs_.remove(job->id);
+      forget_unstored(job->id, keyed);
       return refusal(keyed, std::move(*no));
     }
     if (now) {
@@ -216,7 +279,7 @@ class ApiImpl final : public Api {
       job->progress = {{"ply", 0}, {"plies", call->plies}};
     }
     if (auto no = store_new(*job, request, origin.owner, nullptr)) {
-      jobs_.remove(job->id);
+      forget_unstored(job->id, keyed);
       return refusal(keyed, std::move(*no));
     }
     keep_plies(*call, job->id);
@@ -242,7 +305,7 @@ class ApiImpl final : public Api {
         const bool ended = status == "done" || status == "cancelled" || status == "failed";
         if (!running_here || ended) return std::move(*stored);
       }
-      if (!job) return not_found(id);
+      if (!job) return unknown(id);
     }
     return Reply{200, job->to_json(), nullptr, {}};
   }
@@ -251,7 +314,7 @@ class ApiImpl final : public Api {
     auto job = jobs_.find(id);
     if (!job) {
       if (auto stored = cancel_stored_job(*core_->store, id)) return std::move(*stored);
-      return not_found(id);
+      return unknown(id);
     }
     std::shared_ptr<Work> work;
     bool cancelled = false;
@@ -362,14 +425,55 @@ class ApiImpl final : public Api {
       return Reply{200, std::move(*hit), nullptr, {{"X-Kibitz-Cache", "hit"}}};
     }
     metrics_.cache_miss();
-    // The library answers analyses asked for now (REST, NDJSON, WebSocket);
-    // a job runs its own search to the limits it asked for.
-    if (!as_text) return std::nullopt;
-    if (auto kept = library_answer(*core_, call)) {
-      core_->cache.put(call.cache_key, kept->body);
-      return kept;
-    }
+    // The library answers analyses asked for now (REST, NDJSON, WebSocket;
+    // analyze() asks it, from a store thread); a job runs its own search to
+    // the limits it asked for.
     return std::nullopt;
+  }
+
+  std::optional<Reply> from_library(const AnalyzeCall& call) {
+    auto kept = library_answer(*core_, call);
+    if (kept && !call.cache_key.empty()) core_->cache.put(call.cache_key, kept->body);
+    return kept;
+  }
+
+  std::shared_ptr<Ticket> search(AnalyzeCall call, const std::string& owner, Reporter reporter) {
+    auto work = std::make_shared<AnalysisWork>(core_, std::move(call), std::move(reporter),
+                                               "a" + std::to_string(++sequence_), deadline());
+    work->owner = owner;
+    return submit_stream(work);
+  }
+
+  // The library looked up on a store thread, never the caller's (a network
+  // thread); the search starts there when it has no answer. nullptr when
+  // the store's queue is full.
+  std::shared_ptr<Ticket> library_then_search(const AnalyzeCall& call, const Origin& origin,
+                                              Reporter& reporter) {
+    auto pending = std::make_shared<PendingTicket>();
+    auto state = std::make_shared<std::pair<AnalyzeCall, Reporter>>(call, std::move(reporter));
+    const bool queued = store_pool_.post([this, pending, state, owner = origin.owner](bool run) {
+      AnalyzeCall& c = state->first;
+      Reporter& rep = state->second;
+      if (!run) {
+        if (rep.on_done) rep.on_done(shutting_down_reply());
+        return;
+      }
+      contained(
+          [&] {
+            if (auto kept = from_library(c)) {
+              auto done = std::move(rep.on_done);
+              done(std::move(*kept));
+              return;
+            }
+            pending->set(search(std::move(c), owner, std::move(rep)));
+          },
+          [&](const std::string& what) {
+            if (rep.on_done) rep.on_done(internal_reply(what));
+          });
+    });
+    if (queued) return pending;
+    reporter = std::move(state->second);  // not taken: the caller searches
+    return nullptr;
   }
 
   Reporter reporter_for(const std::shared_ptr<Job>& job) { return Job::reporter_for(job, core_); }
@@ -654,6 +758,17 @@ class ApiImpl final : public Api {
     return queue_full_reply("the cluster's job queue (queue_size) or max_jobs is full");
   }
 
+  // A job refused because its creation failed. A write that timed out may
+  // still reach the store (a stalled Redis runs what its socket holds once
+  // it resumes): its removal follows it, written behind, so a job answered
+  // 503 never runs -- unless an Idempotency-Key binds its id: a retry (on
+  // any instance) makes the job under that same id, which a removal
+  // written behind could then delete; the key answers for it instead.
+  void forget_unstored(const std::string& id, const Keyed& keyed) {
+    jobs_.remove(id);
+    if (keyed.key.empty()) core_->store->remove_job(id);
+  }
+
   // An answer known at once, recorded into the job (stored already).
   void record_immediate(Job& job, Reply reply) {
     std::lock_guard lock(job.mutex);
@@ -820,6 +935,16 @@ class ApiImpl final : public Api {
         202, {{"id", id}, {"status", "queued"}}, nullptr, {{"Location", "/v1/jobs/" + id}}};
   }
 
+  // A job not found here nor in the store: unknown, unless the store could
+  // not be asked (Redis does not answer): then it may well exist.
+  Reply unknown(std::string_view id) {
+    if (core_->store->available()) return not_found(id);
+    Reply r = error_reply(503, "storage_unavailable",
+                          "the store cannot be reached to read the job; retry later");
+    r.headers.emplace_back("Retry-After", "1");
+    return r;
+  }
+
   static Reply not_found(std::string_view id) {
     return error_reply(404, "not_found",
                        "no job '" + std::string(id.substr(0, 64)) +
@@ -836,6 +961,7 @@ class ApiImpl final : public Api {
   IdempotencyGate idempotency_gate_;
   std::thread slicer_;
   std::unique_ptr<Dispatcher> dispatcher_;  // several instances: takes jobs from the shared queue
+  store::StorePool store_pool_;             // the store calls made for the network (store_call)
 };
 
 }  // namespace

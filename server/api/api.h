@@ -92,6 +92,15 @@ class Api {
     return error_reply(404, "not_found", "no evaluation library");
   }
   virtual Reply delete_job(std::string_view id) = 0;
+  // Runs `call` -- one that may wait for the store: submit_job, annotate,
+  // get_job, delete_job, evals -- on the store's own threads, never the
+  // caller's, and gives its reply to `done` there: a network thread never
+  // waits for SQLite or Redis. When as many calls wait already as the
+  // store's queue holds (store.queue_size), `done` gets 503
+  // storage_unavailable at once, on the calling thread. Exactly once.
+  virtual void store_call(std::function<Reply()> call, std::function<void(Reply)> done) {
+    done(call());
+  }
   virtual Reply info() = 0;        // GET /v1/info
   virtual bool ready() const = 0;  // GET /readyz
   virtual void shutdown() = 0;     // refuse new work (503 shutting_down), cancel everything

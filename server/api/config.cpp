@@ -172,8 +172,8 @@ Result apply_env(Config& config, const Field& f, const std::string& text) {
 // "store" as decoded, after KIBITZ_STORE_<KEY> overrides of its keys.
 Result decode_store(Config& config) {
   nlohmann::json& o = config.store_object;
-  for (const char* key :
-       {"backend", "path", "library_mib", "library_min_depth", "redis_url", "claim_idle_ms"}) {
+  for (const char* key : {"backend", "path", "library_mib", "library_min_depth", "redis_url",
+                          "claim_idle_ms", "timeout_ms", "threads", "queue_size"}) {
     const std::string name = env_name(std::string("store_") + key);
     const char* v = std::getenv(name.c_str());
     if (!v) continue;
@@ -203,6 +203,16 @@ Result decode_store(Config& config) {
           value.get<int64_t>() > 3'600'000)
         return Unexpected(where + " must be an integer between 100 and 3600000");
       s.claim_idle_ms = int(value.get<int64_t>());
+    } else if (key == "timeout_ms" || key == "threads" || key == "queue_size") {
+      const bool timeout = key == "timeout_ms";
+      const int64_t lo = timeout ? 10 : 1;
+      const int64_t hi = timeout ? 60'000 : key == "threads" ? 64 : 100'000;
+      if (!value.is_number_integer() || value.get<int64_t>() < lo || value.get<int64_t>() > hi)
+        return Unexpected(where + " must be an integer between " + std::to_string(lo) + " and " +
+                          std::to_string(hi));
+      (key == "timeout_ms" ? s.timeout_ms
+       : key == "threads"  ? s.threads
+                           : s.queue_size) = int(value.get<int64_t>());
     } else if (key == "library_mib" || key == "library_min_depth") {
       const int64_t lo = 1, hi = key == "library_mib" ? (int64_t{1} << 20) : 256;
       if (!value.is_number_integer() || value.get<int64_t>() < lo || value.get<int64_t>() > hi)
@@ -286,7 +296,10 @@ nlohmann::json to_json(const Config& config) {
                 {"library_min_depth", s.library_min_depth},
                 {"library_mib", s.library_mib},
                 {"redis_url", store::redact_redis_url(s.redis_url)},
-                {"claim_idle_ms", s.claim_idle_ms}};
+                {"claim_idle_ms", s.claim_idle_ms},
+                {"timeout_ms", s.timeout_ms},
+                {"threads", s.threads},
+                {"queue_size", s.queue_size}};
   return j;
 }
 

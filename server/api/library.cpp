@@ -34,12 +34,18 @@ std::string library_key(const AnalyzeCall& call) {
          std::to_string(call.position.history_key);
 }
 
-std::optional<Reply> library_answer(ApiCore& core, const AnalyzeCall& call) {
+bool library_may_answer(ApiCore& core, const AnalyzeCall& call) {
   const auto& limits = call.request.limits;
-  if (!limits.depth || limits.nodes || limits.movetime_ms || !core.store) return std::nullopt;
+  if (!limits.depth || limits.nodes || limits.movetime_ms || !core.store) return false;
+  // While the store is unreachable (Redis stalled) the look-up is skipped
+  // at once: the analysis searches instead of waiting for the timeout.
+  return !library_key(call).empty() && core.store->available();
+}
+
+std::optional<Reply> library_answer(ApiCore& core, const AnalyzeCall& call) {
+  if (!library_may_answer(core, call)) return std::nullopt;
   const std::string key = library_key(call);
-  if (key.empty()) return std::nullopt;
-  auto found = core.store->find_eval(key, call.request.multipv, *limits.depth);
+  auto found = core.store->find_eval(key, call.request.multipv, *call.request.limits.depth);
   std::optional<engine::Result> kept;
   if (found) kept = store::result_from_json(json::parse(found->body, nullptr, false));
   if (!kept) {

@@ -26,6 +26,11 @@ struct LibraryCounters {
 // answered (infinite, searchmoves).
 std::string library_key(const AnalyzeCall& call);
 
+// Whether the library may answer this request (a depth only, a position it
+// can key) while the store is reachable: false means library_answer would
+// not look, so the caller need not leave its thread for it.
+bool library_may_answer(ApiCore& core, const AnalyzeCall& call);
+
 // The answer from the library, when the request asks for a depth only and a
 // kept analysis meets it.
 std::optional<Reply> library_answer(ApiCore& core, const AnalyzeCall& call);

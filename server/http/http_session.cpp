@@ -282,6 +282,12 @@ void HttpSession::dispatch_route(Request& req) {
       if (s.ex_.seq == seq && s.busy_) s.reply(std::move(r));
     });
   };
+  // A call that may wait for the store runs on the store's threads (never
+  // this I/O thread); its answer comes back to this strand, for this
+  // exchange only (deliver).
+  const auto via_store = [&](std::function<Reply()> call) {
+    api.store_call(std::move(call), deliver);
+  };
 
   switch (route.route) {
     case Route::healthz: {
@@ -290,7 +296,8 @@ void HttpSession::dispatch_route(Request& req) {
       return reply(std::move(r));
     }
     case Route::readyz: {
-      // Not ready: shutting down, or the store (Redis) cannot be reached.
+      // Not ready: shutting down, or the store (Redis) cannot be reached,
+      // as the store's health thread last saw it (no round trip here).
       if (!api.ready()) {
         if (ctx_.stopping) return reply_error(503, "shutting_down", "not ready: shutting down");
         return reply_error(503, "storage_unavailable",
@@ -316,14 +323,21 @@ void HttpSession::dispatch_route(Request& req) {
       if (auto body = parse()) handle_analyze(req, *body);
       return;
     case Route::jobs:
-      if (auto body = parse()) reply(api.submit_job(*body, job_origin(req)));
+      if (auto body = parse())
+        via_store([&api, body = std::move(*body), o = job_origin(req)] {
+          return api.submit_job(body, o);
+        });
       return;
     case Route::job:
-      return reply(ex_.method == "DELETE" ? api.delete_job(route.id) : api.get_job(route.id));
+      if (ex_.method == "DELETE")
+        return via_store([&api, id = std::string(route.id)] { return api.delete_job(id); });
+      return via_store([&api, id = std::string(route.id)] { return api.get_job(id); });
     case Route::evals:
-      return reply(api.evals(ex_.parsed.query_param("game").value_or(""),
-                             ex_.parsed.query_param("fen").value_or(""),
-                             ex_.parsed.query_param("multipv").value_or("")));
+      return via_store([&api, game = ex_.parsed.query_param("game").value_or(""),
+                        fen = ex_.parsed.query_param("fen").value_or(""),
+                        multipv = ex_.parsed.query_param("multipv").value_or("")] {
+        return api.evals(game, fen, multipv);
+      });
     case Route::moves:
       if (auto body = parse()) reply(api.moves(*body));
       return;
@@ -336,7 +350,9 @@ void HttpSession::dispatch_route(Request& req) {
       }
       return;
     case Route::annotate:
-      if (auto body = parse()) reply(api.annotate(*body, job_origin(req)));
+      if (auto body = parse())
+        via_store(
+            [&api, body = std::move(*body), o = job_origin(req)] { return api.annotate(body, o); });
       return;
     case Route::ws:
       return reply_error(426, "invalid_request", "GET /v1/ws needs a WebSocket upgrade",

@@ -296,4 +296,50 @@ Expected<std::vector<RedisValue>, std::string> RedisConn::poll_replies(
   return out;
 }
 
+RedisHealth::RedisHealth(RedisAddress address, std::chrono::milliseconds timeout,
+                         std::chrono::milliseconds interval, std::vector<RedisArgs> probe)
+    : conn_(std::move(address), timeout),
+      interval_(interval),
+      probe_(probe.empty() ? std::vector<RedisArgs>{{"PING"}} : std::move(probe)) {}
+
+RedisHealth::~RedisHealth() { stop(); }
+
+void RedisHealth::start(bool up) {
+  up_ = up;
+  thread_ = std::thread([this] { loop(); });
+}
+
+void RedisHealth::stop() {
+  {
+    std::lock_guard lock(mutex_);
+    stop_ = true;
+  }
+  wake_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+std::vector<RedisValue> RedisHealth::last() const {
+  std::lock_guard lock(mutex_);
+  return last_;
+}
+
+void RedisHealth::loop() {
+  for (;;) {
+    {
+      std::unique_lock lock(mutex_);
+      if (wake_.wait_for(lock, interval_, [this] { return stop_; })) return;
+    }
+    // Answered (even with an error reply: Redis is there) or not.
+    auto results = conn_.pipeline(probe_);
+    const bool answered = conn_.connected();
+    if (answered) {
+      std::vector<RedisValue> values;
+      for (auto& r : results) values.push_back(r ? std::move(*r) : RedisValue{});
+      std::lock_guard lock(mutex_);
+      last_ = std::move(values);
+    }
+    up_.store(answered, std::memory_order_release);
+  }
+}
+
 }  // namespace kibitz::server::store

@@ -8,9 +8,13 @@
 // and its text never holds the password.
 #pragma once
 
+#include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "common/expected.h"
@@ -84,6 +88,41 @@ class RedisConn {
   redisContext* ctx_ = nullptr;
   std::chrono::steady_clock::time_point last_attempt_{};
   std::string error_;
+};
+
+// Redis's health as a thread of its own sees it: every `interval` it sends
+// `probe` (commands whose replies are worth keeping, or PING) on a
+// connection of its own, with the store's timeout. up() is whether the last
+// probe was answered: GET /readyz and the library's look-ups read it and
+// never wait for Redis themselves. A Redis that stops answering without
+// refusing (a paused host, a partition) is seen down within interval +
+// timeout.
+class RedisHealth {
+ public:
+  RedisHealth(RedisAddress address, std::chrono::milliseconds timeout,
+              std::chrono::milliseconds interval, std::vector<RedisArgs> probe);
+  ~RedisHealth();  // stop()
+  RedisHealth(const RedisHealth&) = delete;
+  RedisHealth& operator=(const RedisHealth&) = delete;
+
+  void start(bool up);  // `up`: as the caller found Redis just now
+  void stop();
+  bool up() const { return up_.load(std::memory_order_acquire); }
+  // The replies to the last probe that was answered (none before).
+  std::vector<RedisValue> last() const;
+
+ private:
+  void loop();
+
+  RedisConn conn_;
+  const std::chrono::milliseconds interval_;
+  const std::vector<RedisArgs> probe_;
+  std::atomic<bool> up_{false};
+  mutable std::mutex mutex_;  // last_, stop_
+  std::condition_variable wake_;
+  std::vector<RedisValue> last_;
+  bool stop_ = false;
+  std::thread thread_;
 };
 
 }  // namespace kibitz::server::store

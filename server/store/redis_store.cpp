@@ -35,6 +35,7 @@ constexpr const char* kEvalCount = "kibitz:evals";
 constexpr const char* kEvalBytes = "kibitz:eval_bytes";
 constexpr int64_t kEvalTtlMs = int64_t(30) * 24 * 3600 * 1000;  // unused for 30 days: gone
 constexpr size_t kMaxPending = 200'000;                         // behind writes while Redis is down
+constexpr auto kHealthInterval = std::chrono::milliseconds(250);  // how often Redis is probed
 
 std::string job_key(const std::string& id) { return "kibitz:job:" + id; }
 std::string plies_key(const std::string& id) { return "kibitz:plies:" + id; }
@@ -113,9 +114,11 @@ class RedisStore final : public Store, public JobQueue {
   RedisStore(const Settings& s, RedisAddress address)
       : s_(s),
         consumer_(redis_consumer_name()),
-        conn_(address, 2000ms),
+        conn_(address, std::chrono::milliseconds(s.timeout_ms)),
         take_conn_(address, 5000ms),
-        sub_conn_(address, 2000ms) {}
+        sub_conn_(address, std::chrono::milliseconds(s.timeout_ms)),
+        health_(address, std::chrono::milliseconds(s.timeout_ms), kHealthInterval,
+                {{"GET", kEvalCount}, {"GET", kEvalBytes}}) {}
 
   Status start() {
     std::lock_guard lock(conn_mutex_);
@@ -123,6 +126,7 @@ class RedisStore final : public Store, public JobQueue {
     if (!pong) return Unexpected(pong.error());
     if (auto g = create_group(conn_); !g) return Unexpected(g.error());
     up_ = true;
+    health_.start(true);
     writer_ = std::thread([this] { writer_loop(); });
     subscriber_ = std::thread([this] { subscriber_loop(); });
     spdlog::info("store: redis, consumer {}", consumer_);
@@ -301,12 +305,12 @@ class RedisStore final : public Store, public JobQueue {
   }
 
   LibraryStats library_stats() override {
+    // As the health probe last read them: /metrics never waits for Redis.
     LibraryStats st;
-    std::lock_guard lock(conn_mutex_);
-    if (!conn_.connected()) return st;  // not worth a connect for a gauge
-    auto r = conn_.pipeline({{"GET", kEvalCount}, {"GET", kEvalBytes}});
-    if (r[0]) st.entries = uint64_t(std::max<int64_t>(0, to_int(r[0]->str)));
-    if (r[1]) st.bytes = uint64_t(std::max<int64_t>(0, to_int(r[1]->str)));
+    const auto r = health_.last();
+    if (r.size() < 2) return st;
+    st.entries = uint64_t(std::max<int64_t>(0, to_int(r[0].str)));
+    st.bytes = uint64_t(std::max<int64_t>(0, to_int(r[1].str)));
     return st;
   }
 
@@ -317,12 +321,8 @@ class RedisStore final : public Store, public JobQueue {
 
   JobQueue* queue() override { return this; }
 
-  bool available() override {
-    if (up_) return true;
-    std::lock_guard lock(conn_mutex_);
-    up_ = bool(conn_.command({"PING"}));
-    return up_;
-  }
+  // As the health thread last saw Redis: never a round trip here.
+  bool available() override { return health_.up(); }
 
   // --- the queue ---
   std::vector<JobRecord> take(int max, int wait_ms) override {
@@ -480,8 +480,16 @@ class RedisStore final : public Store, public JobQueue {
 
   // A command now, after the writes behind it. `retry`: when it fails for
   // want of Redis, it is written behind once Redis is back.
+  // While the health thread sees Redis down, it fails at once: the
+  // callers do not queue up behind the writer's timeouts.
   RedisResult run(RedisArgs cmd, bool retry) {
+    const auto down = [&] {
+      if (retry) behind(std::move(cmd));
+      return RedisResult(Unexpected(std::string("redis is unavailable (it does not answer)")));
+    };
+    if (!health_.up()) return down();
     std::lock_guard lock(conn_mutex_);
+    if (!health_.up()) return down();  // seen down while this waited for the connection
     flush_pending();
     bool waiting;
     {
@@ -512,10 +520,19 @@ class RedisStore final : public Store, public JobQueue {
     const auto beat = std::chrono::milliseconds(std::max(50, s_.claim_idle_ms / 4));
     auto next_beat = std::chrono::steady_clock::now();
     for (;;) {
+      bool closing;
       {
         std::unique_lock lock(pending_mutex_);
         wake_.wait_for(lock, 50ms, [&] { return closing_ || !pending_.empty(); });
         if (closing_ && (pending_.empty() || !up_)) break;
+        closing = closing_;
+      }
+      // While the health thread sees Redis down, no flush is tried: each
+      // would hold the connection for a timeout, and the callers of run()
+      // that wait for it (a search thread storing a job's end) with it.
+      if (!closing && !health_.up()) {
+        std::this_thread::sleep_for(50ms);
+        continue;
       }
       contained(
           [&] {
@@ -623,6 +640,7 @@ class RedisStore final : public Store, public JobQueue {
   std::mutex take_mutex_;  // take_conn_
   RedisConn take_conn_;
   RedisConn sub_conn_;  // the subscriber thread's
+  RedisHealth health_;  // its own connection and thread
 
   std::mutex pending_mutex_;
   std::condition_variable wake_;

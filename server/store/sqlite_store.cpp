@@ -11,6 +11,9 @@
 //
 // Reads (the library's lookups, loading jobs at start) use their own
 // connection: in WAL mode they never wait for the writer.
+//
+// A durable write waits on its caller's thread: the server calls the store
+// from its store threads (store_pool.h), never from a network thread.
 #include <SQLiteCpp/Database.h>
 #include <SQLiteCpp/Statement.h>
 #include <SQLiteCpp/Transaction.h>
@@ -20,6 +23,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <csignal>
+#include <cstdlib>
 #include <deque>
 #include <filesystem>
 #include <functional>
@@ -116,6 +120,14 @@ class SqliteStore final : public Store {
     library_bytes_ = uint64_t(payload_);
     entries_ = uint64_t(entries_written_);
     use_clock_ = reader_.execAndGet("SELECT coalesce(max(used), 0) FROM evals").getInt64();
+#if KIBITZ_TEST_HOOKS
+    // A test build's slow disk: each commit waits this long first.
+    if (const char* v = std::getenv("KIBITZ_TEST_STORE_WRITE_DELAY_MS")) {
+      write_delay_ = std::chrono::milliseconds(std::max(0, std::atoi(v)));
+      spdlog::warn("store {}: test hook: each commit is delayed by {} ms", path_,
+                   write_delay_.count());
+    }
+#endif
     thread_ = std::thread([this] { loop(); });
   }
 
@@ -452,6 +464,7 @@ class SqliteStore final : public Store {
   }
 
   void commit(std::deque<Op>& batch) noexcept {
+    if (write_delay_.count() > 0) std::this_thread::sleep_for(write_delay_);
     puts_in_batch_ = false;
     const int64_t payload = payload_, entries = entries_written_;  // as before a rollback
     std::string failure;
@@ -597,6 +610,7 @@ class SqliteStore final : public Store {
 
   std::mutex log_mutex_;
   std::chrono::steady_clock::time_point last_log_{};
+  std::chrono::milliseconds write_delay_{0};  // a test build's hook; 0 otherwise
   std::thread thread_;
 };
 

@@ -151,6 +151,12 @@ struct Settings {
   // "": the URL's, if any. Never logged or shown.
   std::string redis_password;
   int claim_idle_ms = 30000;
+  // How long one store call may take (Redis: connect and each command)
+  // before it fails; the store's threads that make those calls for the
+  // network (store_pool.h), and how many calls may wait for them.
+  int timeout_ms = 500;
+  int threads = 2;
+  int queue_size = 64;
   int64_t job_retention_ms = 3600 * 1000;  // a finished job's time to live (redis)
   // redis: the caps the single-instance backends leave to the server's
   // memory (api/jobs.h, api/scheduler.h), enforced in Redis for the whole

@@ -149,6 +149,21 @@ TEST(Config, StoreKeysMergeOverTheDefaultsAndEnvironmentOverridesThem) {
     EXPECT_EQ(e->store.backend, "memory");
     EXPECT_EQ(e->store.library_mib, 7u);
   }
+  // The store's threads, their queue and its timeout: defaults, then the
+  // environment.
+  EXPECT_EQ(c->store.timeout_ms, 500);
+  EXPECT_EQ(c->store.threads, 2);
+  EXPECT_EQ(c->store.queue_size, 64);
+  {
+    EnvVar t("KIBITZ_STORE_TIMEOUT_MS", "250");
+    EnvVar n("KIBITZ_STORE_THREADS", "4");
+    EnvVar q("KIBITZ_STORE_QUEUE_SIZE", "8");
+    auto e = load_config(path);
+    ASSERT_TRUE(e) << e.error();
+    EXPECT_EQ(e->store.timeout_ms, 250);
+    EXPECT_EQ(e->store.threads, 4);
+    EXPECT_EQ(e->store.queue_size, 8);
+  }
   std::remove(path.c_str());
 }
 
@@ -157,6 +172,12 @@ TEST(Config, BadStoreSettingsAreNamed) {
            {R"({"store": {"backend": "etcd"}})", "store.backend"},
            {R"({"store": {"backend": "redis", "redis_url": "http://x:1"}})", "store.redis_url"},
            {R"({"store": {"claim_idle_ms": 5}})", "store.claim_idle_ms"},
+           {R"({"store": {"timeout_ms": 0}})", "store.timeout_ms"},
+           {R"({"store": {"timeout_ms": 60001}})", "store.timeout_ms"},
+           {R"({"store": {"threads": 0}})", "store.threads"},
+           {R"({"store": {"threads": 65}})", "store.threads"},
+           {R"({"store": {"queue_size": 0}})", "store.queue_size"},
+           {R"({"store": {"queue_size": "many"}})", "store.queue_size"},
            {R"({"store": {"path": ""}})", "store.path"},
            {R"({"store": {"library_mib": 0}})", "store.library_mib"},
            {R"({"store": {"library_min_depth": "deep"}})", "store.library_min_depth"},

@@ -1,0 +1,163 @@
+"""A store that stalls never holds the network threads (issue 41, point 5).
+
+A test build's hook (KIBITZ_TEST_HOOKS, KIBITZ_TEST_STORE_WRITE_DELAY_MS)
+makes each SQLite commit wait 2 s, as a disk that stalls would. Clients
+submit jobs, whose creation is a durable write, while a probe asks /healthz
+on a connection of its own. Checked by events, not by times: the server
+shows the submissions in flight on its store threads (the gauge
+kibitz_store_calls), a run of /healthz answers all come back 200 while
+every one of those submissions is still unanswered, and then every job is
+accepted and done. With the store's queue full, one more submission is
+refused at once with 503 storage_unavailable and Retry-After, while the
+others are still waiting. The /healthz latency is printed (p50, p99, max),
+never asserted."""
+
+import os
+import sys
+import threading
+import time
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+from kibitz_server import CHESS_MIDDLE, Server, wait_until  # noqa: E402
+
+DELAY_MS = 2000
+HOOK_LINE = "test hook: each commit is delayed"
+
+
+def percentile(values, p):
+    s = sorted(values)
+    return s[min(len(s) - 1, int(len(s) * p / 100))] if s else float("nan")
+
+
+class Submissions:
+    """N submissions at once, each from its own client (connection)."""
+
+    def __init__(self, server, n, first_nodes=10000):
+        self.server = server
+        self.answers = [None] * n
+        self.lock = threading.Lock()
+        self.threads = [threading.Thread(target=self._submit, args=(i, first_nodes + i))
+                        for i in range(n)]
+
+    def _submit(self, i, nodes):
+        # Each job its own request: an identical one would be answered from the cache.
+        answer = self.server.post("/v1/jobs", {"fen": CHESS_MIDDLE, "limits": {"nodes": nodes}},
+                                  timeout=120)
+        with self.lock:
+            self.answers[i] = answer
+
+    def start(self):
+        for t in self.threads:
+            t.start()
+        return self
+
+    def unanswered(self):
+        with self.lock:
+            return sum(1 for a in self.answers if a is None)
+
+    def join(self):
+        for t in self.threads:
+            t.join()
+        return self.answers
+
+
+def store_calls(server):
+    """(running, waiting) store calls, from one reading of /metrics."""
+    status, _, text = server.get("/metrics")
+    assert status == 200
+    calls = {}
+    for line in text.splitlines():
+        if line.startswith("kibitz_store_calls{"):
+            key, value = line.rsplit(" ", 1)
+            calls[key] = int(float(value))
+    return (calls['kibitz_store_calls{state="running"}'],
+            calls['kibitz_store_calls{state="waiting"}'])
+
+
+class StoreStall(unittest.TestCase):
+    def server(self, **env):
+        e = {"KIBITZ_TEST_STORE_WRITE_DELAY_MS": str(DELAY_MS)}
+        e.update({k: str(v) for k, v in env.items()})
+        s = Server(env=e)
+        s.start()
+        self.addCleanup(s.kill)
+        # Without the hook (a build without -DKIBITZ_TEST_HOOKS=ON) nothing
+        # here would stall: say so rather than pass or fail for nothing.
+        self.assertTrue(wait_until(lambda: HOOK_LINE in s.log(), timeout=10),
+                        "kibitz was built without KIBITZ_TEST_HOOKS: " + s.log()[-500:])
+        return s
+
+    def test_healthz_answers_while_durable_writes_wait(self):
+        n = 6
+        s = self.server(KIBITZ_STORE_THREADS=n)
+        probe = s.conn()
+        latencies = []
+
+        def healthz():
+            t0 = time.perf_counter()
+            probe.request("GET", "/healthz")
+            r = probe.getresponse()
+            r.read()
+            latencies.append((time.perf_counter() - t0) * 1e3)
+            return r.status
+
+        self.assertEqual(healthz(), 200)
+        subs = Submissions(s, n).start()
+        # Every submission is on a store thread, inside its durable write
+        # (the commit waits DELAY_MS): the server says so.
+        self.assertEqual(wait_until(lambda: store_calls(s) == (n, 0), timeout=30), True,
+                         "the submissions never showed on the store's threads")
+        # While they all wait, the I/O threads answer on.
+        statuses = [healthz() for _ in range(200)]
+        still_pending = subs.unanswered()
+        in_flight = store_calls(s)
+        self.assertEqual(statuses, [200] * 200)
+        self.assertEqual(still_pending, n, "a submission was answered before the probe ended: "
+                         "the commit delay did not hold them")
+        self.assertEqual(in_flight, (n, 0))
+        # The probe goes on until the writes are done.
+        while subs.unanswered():
+            self.assertEqual(healthz(), 200)
+        answers = subs.join()
+        for status, _, body in answers:
+            self.assertEqual(status, 202, body)
+        for status, _, body in answers:
+            end = wait_until(lambda: s.get("/v1/jobs/" + body["id"])[2].get("status") == "done",
+                             timeout=60)
+            self.assertTrue(end, "job %s never done" % body["id"])
+        print("\n/healthz while %d job submissions waited for a %d ms commit: %d probes, "
+              "p50 %.2f ms, p99 %.2f ms, max %.2f ms" %
+              (n, DELAY_MS, len(latencies), percentile(latencies, 50), percentile(latencies, 99),
+               max(latencies)), file=sys.stderr)
+
+    def test_a_full_store_queue_is_503_at_once(self):
+        # One store thread and room for two waiting calls: three submissions
+        # in flight, and the fourth is refused without waiting.
+        s = self.server(KIBITZ_STORE_THREADS=1, KIBITZ_STORE_QUEUE_SIZE=2)
+        subs = Submissions(s, 3).start()
+        self.assertEqual(wait_until(lambda: store_calls(s) == (1, 2), timeout=30), True,
+                         "the submissions never showed on the store's thread and queue")
+        status, hdrs, body = s.post("/v1/jobs", {"fen": CHESS_MIDDLE, "limits": {"nodes": 999}})
+        still_pending = subs.unanswered()
+        self.assertEqual((status, body["error"]["code"]), (503, "storage_unavailable"), body)
+        self.assertEqual(hdrs.get("retry-after"), "1")
+        self.assertEqual(still_pending, 3, "the refusal waited for the store")
+        # A read of a job is a store call too, refused the same way; the
+        # answers that need no store are not.
+        status, _, body = s.get("/v1/jobs/" + "0" * 32)
+        self.assertEqual((status, body["error"]["code"]), (503, "storage_unavailable"))
+        self.assertEqual(s.get("/healthz")[0], 200)
+        self.assertEqual(s.get("/readyz")[0], 200)
+        self.assertEqual(s.post("/v1/moves", {"fen": CHESS_MIDDLE})[0], 200)
+        for status, _, body in subs.join():
+            self.assertEqual(status, 202, body)
+        # Once the store has room again, it is used again.
+        status, _, body = s.post("/v1/jobs", {"fen": CHESS_MIDDLE, "limits": {"nodes": 998}})
+        self.assertEqual(status, 202, body)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
