@@ -30,15 +30,18 @@ inline constexpr const char* kCreate = R"lua(
 local now, ttl, life = tonumber(ARGV[4]), tonumber(ARGV[3]), tonumber(ARGV[5])
 local max_jobs, per_client, work, queued =
   tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8]), tonumber(ARGV[9])
-for i = 4, 6 do redis.call('ZREMRANGEBYSCORE', KEYS[i], '-inf', now) end
+-- Counted before anything is written: the first write of a script under
+-- maxmemory is the one Redis may refuse (OOM); later ones it lets through.
+local function live(key) return redis.call('ZCOUNT', key, '(' .. now, '+inf') end
 local unfinished = ARGV[1] == '1'
 if unfinished then
   if queued > 0 and redis.call('XLEN', KEYS[2]) >= queued then return 'queue_full' end
-  if work > 0 and redis.call('ZCARD', KEYS[6]) >= work then return 'client_work_cap' end
+  if work > 0 and live(KEYS[6]) >= work then return 'client_work_cap' end
 end
-if per_client > 0 and redis.call('ZCARD', KEYS[5]) >= per_client then return 'client_jobs_cap' end
-if max_jobs > 0 and redis.call('ZCARD', KEYS[4]) >= max_jobs then return 'queue_full' end
+if per_client > 0 and live(KEYS[5]) >= per_client then return 'client_jobs_cap' end
+if max_jobs > 0 and live(KEYS[4]) >= max_jobs then return 'queue_full' end
 redis.call('HSET', KEYS[1], unpack(ARGV, 11))
+for i = 4, 6 do redis.call('ZREMRANGEBYSCORE', KEYS[i], '-inf', now) end
 local expiry = now + ttl
 if unfinished then
   local e = redis.call('XADD', KEYS[2], '*', 'id', ARGV[2])
