@@ -71,6 +71,9 @@ void AnalysisWork::start() {
   if (before_search)
     if (auto instead = before_search()) return done(std::move(*instead));
   engine::AnalysisRequest request = call_.request;
+  // The threads the scheduler granted, which its shares may have lowered
+  // from those asked for: the engine takes exactly these from the pool.
+  request.threads = threads;
   // A synchronous request is held to the movetime cap even when it asked
   // for depth or nodes only; jobs and infinite searches to the job deadline.
   auto deadline = deadline_;

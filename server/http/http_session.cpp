@@ -347,6 +347,14 @@ void HttpSession::dispatch_route(Request& req) {
         Reporter reporter;
         reporter.on_done = deliver;
         ex_.ticket = api.perft(*body, origin(), std::move(reporter));
+        // Like a search: a client that goes away stops its count (an
+        // answer given at once has been posted already and runs first).
+        net::post(stream_.get_executor(), [self = shared_from_this(), seq = ex_.seq] {
+          self->contain("watch", [&] {
+            if (self->ex_.seq == seq && self->busy_ && !self->ex_.watching)
+              self->watch_disconnect();
+          });
+        });
       }
       return;
     case Route::annotate:

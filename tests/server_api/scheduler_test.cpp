@@ -339,13 +339,14 @@ TEST(Shares, AClientsRunningWorkHoldsAtMostItsThreads) {
   auto service = small_service(2);
   Config c = test_config();
   c.max_threads_per_client = 1;
-  c.max_depth = 64;  // the long search runs its movetime
+  c.max_depth = 64;  // the long search ends when it is cancelled, however slow the machine
+  c.max_movetime_ms = 600'000;
   auto api = make_api(c, *service);
   // A long search asking for both threads gets one: its client's share.
   auto long_done = std::make_shared<std::promise<Reply>>();
   Reporter cb;
   cb.on_done = [long_done](Reply r) { long_done->set_value(std::move(r)); };
-  auto long_search = api->analyze({{"limits", {{"movetime_ms", 4000}}}, {"threads", 2}},
+  auto long_search = api->analyze({{"limits", {{"movetime_ms", 600'000}}}, {"threads", 2}},
                                   Origin{"flood", engine::Priority::interactive, false}, cb);
   EXPECT_EQ(metric(*api, "kibitz_jobs_running"), 1);
   Recorder r;
@@ -383,8 +384,10 @@ TEST(Shares, BatchWorkLeavesInteractiveItsThreadsAndQueuePlaces) {
   c.queue_size = 3;
   c.interactive_reserved_threads = 1;
   c.interactive_reserved_queue = 2;
+  c.max_depth = 64;  // the jobs end when they are deleted, however slow the machine
+  c.max_movetime_ms = 600'000;
   auto api = make_api(c, *service);
-  const json slow = {{"limits", {{"movetime_ms", 4000}}}};
+  const json slow = {{"limits", {{"movetime_ms", 600'000}}}};
   // The first job runs on the one thread batch work may take; the second
   // waits though a thread is free; the third finds batch work's one queue
   // place taken.
