@@ -445,7 +445,7 @@ def summary(records):
     return out, bad
 
 
-def run(host, port, pids, seconds, keys, vectors, latency_factor=0.0, json_path=None):
+def run(host, port, pids, seconds, keys, vectors, latency_factor=0.0, json_path=None, drain=30.0):
     """The whole run against a server at host:port; returns the failures."""
     common.raise_fd_limit(16384)
     if keys:
@@ -482,7 +482,7 @@ def run(host, port, pids, seconds, keys, vectors, latency_factor=0.0, json_path=
         # while the bystander pauses (its live analysis goes on).
         by.running.clear()
         cancel_jobs(abuser, a.jobs)
-        quiet = wait_quiet(admin)
+        quiet = wait_quiet(admin, drain)
         by.running.set()
         fig, bad = summary(by.records[name])
         errors = by.ws_errors[name]
@@ -497,7 +497,7 @@ def run(host, port, pids, seconds, keys, vectors, latency_factor=0.0, json_path=
             failures.append("%s: the server died" % name)
             break
         if not quiet:  # its leftovers (within its caps) run on into the next vector
-            print("%s: the abuser's work had not drained 30 s after it" % name, flush=True)
+            print("%s: the abuser's work had not drained %.0f s after it" % (name, drain), flush=True)
         if latency_factor:
             for kind, (p50, p99, n) in fig.items():
                 b99 = base[kind][1]
@@ -546,6 +546,7 @@ def main():
     ap.add_argument("--latency-factor", type=float, default=0,
                     help="fail when a bystander p99 exceeds this many times the baseline (0: report only)")
     ap.add_argument("--json", help="write the figures here")
+    ap.add_argument("--drain", type=float, default=30, help="seconds to wait for the abuser's leftovers")
     args = ap.parse_args()
     vectors = [v for v in args.vectors.split(",") if v]
     unknown = [v for v in vectors if v not in VECTORS]
@@ -561,7 +562,7 @@ def main():
         port, pids = args.port, [int(p) for p in args.pids.split(",") if p]
     try:
         failures = run(args.host, port, pids, args.seconds, args.keys, vectors,
-                       args.latency_factor, args.json)
+                       args.latency_factor, args.json, args.drain)
         if server and not server.alive():
             failures.append("the server is gone (log %s)" % server.log_path)
     finally:
