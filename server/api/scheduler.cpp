@@ -108,22 +108,24 @@ void decrement(std::unordered_map<std::string, int>& counts, const std::string& 
 
 }  // namespace
 
-int Scheduler::running_of(const std::string& owner) const {
-  return count_of(running_by_owner_, owner);
+int Scheduler::running_of(const std::string& owner) const { return running_of_owner(owner).works; }
+
+const Scheduler::Running& Scheduler::running_of_owner(const std::string& owner) const {
+  static const Running kNone;
+  auto it = running_by_owner_.find(owner);
+  return it == running_by_owner_.end() ? kNone : it->second;
 }
 
 // An owner with nothing queued or running starts afresh: first in turn.
 void Scheduler::forget_if_idle(const std::string& owner) {
-  if (!count_of(queued_by_owner_, owner) && !count_of(running_by_owner_, owner))
-    last_start_.erase(owner);
+  if (!count_of(queued_by_owner_, owner) && !running_of(owner)) last_start_.erase(owner);
 }
 
 std::optional<Scheduler::Admission> Scheduler::refusal(const std::string& owner,
                                                        engine::Priority priority) const {
   if (shutting_down_) return Admission::shutting_down;
   const size_t cap = shares_.max_work_per_owner;
-  if (cap > 0 &&
-      size_t(count_of(queued_by_owner_, owner) + count_of(running_by_owner_, owner)) >= cap)
+  if (cap > 0 && size_t(count_of(queued_by_owner_, owner) + running_of(owner)) >= cap)
     return Admission::client_cap;
   // Batch work never takes the queue's last interactive places, even when
   // it could start at once: started batch work is what fills them later.
@@ -147,7 +149,7 @@ int Scheduler::batch_room() const {
 
 bool Scheduler::within_shares(const Work& work) const {
   const int owner_cap = shares_.max_threads_per_owner;
-  if (owner_cap > 0 && count_of(threads_by_owner_, work.owner) + work.threads > owner_cap)
+  if (owner_cap > 0 && running_of_owner(work.owner).threads + work.threads > owner_cap)
     return false;
   return work.priority != engine::Priority::batch ||
          batch_threads_ + work.threads <= batch_threads_cap();
@@ -155,17 +157,19 @@ bool Scheduler::within_shares(const Work& work) const {
 
 void Scheduler::count_start(const Work& work) {
   free_ -= work.threads;
-  ++running_by_owner_[work.owner];
-  threads_by_owner_[work.owner] += work.threads;
+  Running& r = running_by_owner_[work.owner];
+  ++r.works;
+  r.threads += work.threads;
   if (work.priority == engine::Priority::batch) batch_threads_ += work.threads;
 }
 
 void Scheduler::count_end(const Work& work) {
   free_ += work.threads;
-  decrement(running_by_owner_, work.owner);
-  auto it = threads_by_owner_.find(work.owner);
-  if (it != threads_by_owner_.end() && (it->second -= work.threads) <= 0)
-    threads_by_owner_.erase(it);
+  auto it = running_by_owner_.find(work.owner);
+  if (it != running_by_owner_.end()) {
+    it->second.threads -= work.threads;
+    if (--it->second.works <= 0) running_by_owner_.erase(it);
+  }
   if (work.priority == engine::Priority::batch) batch_threads_ -= work.threads;
 }
 
@@ -347,7 +351,7 @@ void Scheduler::take_own_live(std::vector<std::shared_ptr<Work>>& out) {
     if (w->yielding_) freed[w->owner] += w->threads;
   for (const auto& [key, q] : queue_) {
     if (q->priority != engine::Priority::interactive) break;  // in key order: batch after
-    int need = count_of(threads_by_owner_, q->owner) - freed[q->owner] + q->threads - cap;
+    int need = running_of_owner(q->owner).threads - freed[q->owner] + q->threads - cap;
     if (need <= 0) continue;
     for (const auto& [ptr, w] : running_) {
       if (need <= 0) break;

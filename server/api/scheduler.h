@@ -191,9 +191,13 @@ class Scheduler {  // thread-safe
   const Shares shares_;
   std::map<QueueKey, std::shared_ptr<Work>> queue_;
   std::unordered_map<Work*, std::shared_ptr<Work>> running_;
-  std::unordered_map<std::string, int> running_by_owner_, queued_by_owner_;
-  std::unordered_map<std::string, int> threads_by_owner_;  // of running works
-  int batch_threads_ = 0;                                  // of running batch works
+  std::unordered_map<std::string, int> queued_by_owner_;
+  struct Running {
+    int works = 0, threads = 0;
+  };
+  std::unordered_map<std::string, Running> running_by_owner_;  // owners with running works
+  const Running& running_of_owner(const std::string& owner) const;
+  int batch_threads_ = 0;  // of running batch works
   size_t batch_queued_ = 0;
   std::unordered_map<std::string, uint64_t> last_start_;  // owner -> starts_ at its last start
   uint64_t starts_ = 0;
