@@ -3,6 +3,7 @@ every write) in its own folder, for the cluster tests. Debian's
 redis-server package; never a shared or system instance."""
 
 import os
+import random
 import shutil
 import socket
 import subprocess
@@ -11,9 +12,19 @@ import time
 
 
 def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A free port below the kernel's ephemeral range (32768 and up), which
+    every other test's bind(0) and every client connection draws from: a
+    Redis stopped and started again on its port (test_redis_store) finds it
+    still free."""
+    for _ in range(1000):
+        port = random.randrange(20000, 32768)
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise RuntimeError("no free port in 20000-32767")
 
 
 class Redis:
@@ -41,13 +52,24 @@ class Redis:
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         end = time.monotonic() + 10
         while time.monotonic() < end:
+            if self.proc.poll() is not None:
+                break  # e.g. the port was taken: never talk to another test's Redis
             try:
-                if self.cli("PING") == "PONG":
+                if self.cli("PING") == "PONG" and self.answers_as_ours():
                     return self
             except subprocess.CalledProcessError:
                 pass
             time.sleep(0.05)
-        raise RuntimeError("redis-server did not start on port %d" % self.port)
+        raise RuntimeError("redis-server did not start on port %d (see %s)"
+                           % (self.port, os.path.join(self.dir, "redis.log")))
+
+    def answers_as_ours(self):
+        """The server on the port is this object's process."""
+        try:
+            info = self.cli("INFO", "server")
+        except subprocess.CalledProcessError:
+            return self.proc.poll() is None  # INFO not allowed to this user
+        return ("process_id:%d" % self.proc.pid) in info
 
     def stop(self):
         """A clean stop (SIGTERM: the AOF is flushed)."""
