@@ -80,7 +80,7 @@ class Client:
             try:
                 parsed = json.loads(raw)
             except ValueError:
-                parsed = raw[:200]
+                parsed = raw  # /metrics: text, whole
             status = resp.status
             if status >= 400 and isinstance(parsed, dict):  # the code names the cap
                 status = "%d %s" % (status, (parsed.get("error") or {}).get("code", ""))
@@ -327,33 +327,37 @@ def vector_connections(a):
 
 def vector_ws_messages(a):
     async def flood(k):
-        try:
-            ws = await a.c.ws()
-        except Exception as e:  # noqa: BLE001
-            a.count("ws-refused:" + type(e).__name__)
-            return
-        async def reader():
+        # Closed for flooding (1008), it comes back at once, as an abuser would.
+        while a.left() > 0:
             try:
-                async for raw in ws:
-                    m = json.loads(raw)
-                    code = m.get("error", {}).get("code") if m.get("type") == "error" else None
-                    a.count("ws:" + m.get("type", "?") + (":" + code if code else ""))
+                ws = await a.c.ws()
+            except Exception as e:  # noqa: BLE001
+                a.count("ws-refused:" + type(e).__name__)
+                await asyncio.sleep(0.05)
+                continue
+
+            async def reader():
+                try:
+                    async for raw in ws:
+                        m = json.loads(raw)
+                        code = m.get("error", {}).get("code") if m.get("type") == "error" else None
+                        a.count("ws:" + m.get("type", "?") + (":" + code if code else ""))
+                except Exception:  # noqa: BLE001
+                    pass
+            r = asyncio.ensure_future(reader())
+            i = 0
+            try:
+                while a.left() > 0:
+                    i += 1
+                    await ws.send(json.dumps({"type": "analyze", "id": "f%d" % (i % 4),
+                                              "moves": random.choice(OPENINGS),
+                                              "limits": {"movetime_ms": 60000}}))
+                    await ws.send(json.dumps({"type": "stop", "id": "f%d" % (i % 4)}))
+                    await asyncio.sleep(0)
             except Exception:  # noqa: BLE001
-                pass
-        r = asyncio.ensure_future(reader())
-        i = 0
-        try:
-            while a.left() > 0:
-                i += 1
-                await ws.send(json.dumps({"type": "analyze", "id": "f%d" % (i % 4),
-                                          "moves": random.choice(OPENINGS),
-                                          "limits": {"movetime_ms": 60000}}))
-                await ws.send(json.dumps({"type": "stop", "id": "f%d" % (i % 4)}))
-                await asyncio.sleep(0)
-        except Exception:  # noqa: BLE001
-            a.count("ws-closed")
-        await ws.close()
-        r.cancel()
+                a.count("ws-closed")
+            await ws.close()
+            r.cancel()
 
     async def run():
         await asyncio.gather(*(flood(k) for k in range(8)))
@@ -421,6 +425,7 @@ def wait_quiet(client, seconds=30):
     """Until the abuser's leftovers have gone: no queue, nothing running but
     the bystander's own (at most its live analysis)."""
     deadline = time.time() + seconds
+    wait_quiet.last = None
     while time.time() < deadline:
         status, text, _ = client.request("GET", "/metrics", timeout=10)
         if status == 200 and isinstance(text, (bytes, str)):
@@ -430,6 +435,7 @@ def wait_quiet(client, seconds=30):
                 for name in ("kibitz_queue_length", "kibitz_jobs_running"):
                     if line.startswith(name + " "):
                         vals[name] = float(line.split()[1])
+            wait_quiet.last = vals
             if vals.get("kibitz_queue_length", 1) == 0 and vals.get("kibitz_jobs_running", 9) <= 1:
                 return True
         time.sleep(0.5)
@@ -477,6 +483,10 @@ def run(host, port, pids, seconds, keys, vectors, latency_factor=0.0, json_path=
         a = Abuse(abuser, time.time() + seconds)
         by.phase = name
         VECTORS[name](a)
+        # A vector the server cut short (it closed the abuser) still lasts
+        # its time: the bystander is measured for as long as the baseline.
+        if a.left() > 0:
+            time.sleep(a.left())
         by.phase = None
         # The abuser's jobs go (its own DELETEs), and its leftovers drain
         # while the bystander pauses (its live analysis goes on).
@@ -497,7 +507,8 @@ def run(host, port, pids, seconds, keys, vectors, latency_factor=0.0, json_path=
             failures.append("%s: the server died" % name)
             break
         if not quiet:  # its leftovers (within its caps) run on into the next vector
-            print("%s: the abuser's work had not drained %.0f s after it" % (name, drain), flush=True)
+            print("%s: the abuser's work had not drained %.0f s after it (%s)"
+                  % (name, drain, wait_quiet.last), flush=True)
         if latency_factor:
             for kind, (p50, p99, n) in fig.items():
                 b99 = base[kind][1]

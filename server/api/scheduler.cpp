@@ -110,6 +110,11 @@ void decrement(std::unordered_map<std::string, int>& counts, const std::string& 
 
 int Scheduler::running_of(const std::string& owner) const { return running_of_owner(owner).works; }
 
+bool Scheduler::over_share(const std::string& owner) const {
+  const int cap = shares_.max_threads_per_owner;
+  return cap > 0 && running_of_owner(owner).threads > cap;
+}
+
 const Scheduler::Running& Scheduler::running_of_owner(const std::string& owner) const {
   static const Running kNone;
   auto it = running_by_owner_.find(owner);
@@ -149,8 +154,13 @@ int Scheduler::batch_room() const {
 
 bool Scheduler::within_shares(const Work& work) const {
   const int owner_cap = shares_.max_threads_per_owner;
-  if (owner_cap > 0 && running_of_owner(work.owner).threads + work.threads > owner_cap)
-    return false;
+  if (owner_cap > 0) {
+    // Work with limits does not wait for its owner's live searches, which
+    // yield at once when another owner needs the threads (take_yielding).
+    const Running& r = running_of_owner(work.owner);
+    const int held = work.live ? r.threads : r.threads - r.live_threads;
+    if (held + work.threads > owner_cap) return false;
+  }
   return work.priority != engine::Priority::batch ||
          batch_threads_ + work.threads <= batch_threads_cap();
 }
@@ -160,6 +170,7 @@ void Scheduler::count_start(const Work& work) {
   Running& r = running_by_owner_[work.owner];
   ++r.works;
   r.threads += work.threads;
+  if (work.live) r.live_threads += work.threads;
   if (work.priority == engine::Priority::batch) batch_threads_ += work.threads;
 }
 
@@ -168,6 +179,7 @@ void Scheduler::count_end(const Work& work) {
   auto it = running_by_owner_.find(work.owner);
   if (it != running_by_owner_.end()) {
     it->second.threads -= work.threads;
+    if (work.live) it->second.live_threads -= work.threads;
     if (--it->second.works <= 0) running_by_owner_.erase(it);
   }
   if (work.priority == engine::Priority::batch) batch_threads_ -= work.threads;
@@ -297,11 +309,19 @@ std::vector<std::shared_ptr<Work>> Scheduler::take_yielding() {
     if (w->yielding_) need -= w->threads;  // already on their way out
   if (need <= 0) return out;
   const auto now = std::chrono::steady_clock::now();
+  const std::string& waiting = next->second->owner;
   std::vector<std::shared_ptr<Work>> due;
-  for (const auto& [ptr, w] : running_)
-    if (w->live && !w->yielding_ && now - w->started_ >= live_slice_) due.push_back(w);
-  std::sort(due.begin(), due.end(), [](const auto& a, const auto& b) {
-    return a->started_ < b->started_;  // the longest-running yields first
+  for (const auto& [ptr, w] : running_) {
+    if (!w->live || w->yielding_) continue;
+    // Past its owner's share (it let the owner's other work start beside
+    // it): at once for another owner; else after its slice.
+    const bool over = w->owner != waiting && over_share(w->owner);
+    if (over || (live_slice_.count() > 0 && now - w->started_ >= live_slice_)) due.push_back(w);
+  }
+  std::sort(due.begin(), due.end(), [&](const auto& a, const auto& b) {
+    const bool a_over = over_share(a->owner), b_over = over_share(b->owner);
+    if (a_over != b_over) return a_over;  // past their share first
+    return a->started_ < b->started_;     // then the longest-running
   });
   for (auto& w : due) {
     if (need <= 0) break;
@@ -351,6 +371,9 @@ void Scheduler::take_own_live(std::vector<std::shared_ptr<Work>>& out) {
     if (w->yielding_) freed[w->owner] += w->threads;
   for (const auto& [key, q] : queue_) {
     if (q->priority != engine::Priority::interactive) break;  // in key order: batch after
+    // Work with limits waiting for the owner's other work with limits: no
+    // live search's end would let it start.
+    if (!q->live && !within_shares(*q)) continue;
     int need = running_of_owner(q->owner).threads - freed[q->owner] + q->threads - cap;
     if (need <= 0) continue;
     for (const auto& [ptr, w] : running_) {
@@ -377,9 +400,7 @@ void Scheduler::run_slicer() {
       slicer_wake_.wait_for(lock, std::chrono::milliseconds(50));
     if (closing_) break;
     auto expired = take_expired();
-    auto yielding =
-        live_slice_.count() > 0 ? take_yielding() : std::vector<std::shared_ptr<Work>>{};
-    if (live_slice_.count() == 0 && !shutting_down_) take_own_live(yielding);
+    auto yielding = take_yielding();
     if (expired.empty() && yielding.empty()) continue;
     lock.unlock();
     for (auto& w : expired)

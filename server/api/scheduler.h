@@ -19,7 +19,12 @@
 //  - an owner has at most max_work_per_owner works queued and running
 //    together: more is refused (429 client_work_cap);
 //  - an owner's running works hold at most max_threads_per_owner threads
-//    together: its queued work waits, others' overtakes it;
+//    together: its queued work waits, others' overtakes it. Its live
+//    searches are the exception, as they can be stopped at any time: its
+//    work with limits may start beside them on threads nobody else waits
+//    for, and a live search of an owner past its share yields at once when
+//    another owner's work waits for threads (a client's board analysis
+//    never keeps its own job from running on an idle server);
 //  - batch work never holds the last interactive_threads threads nor the
 //    last interactive_queue places of the queue: a flood of jobs leaves
 //    room for interactive clients.
@@ -104,7 +109,7 @@ struct Shares {
 
 class Scheduler {  // thread-safe
  public:
-  // live_slice 0: live searches never yield (run_slicer returns at once).
+  // live_slice 0: live searches yield only when their owner is past its share.
   Scheduler(int capacity, size_t queue_size, Metrics& metrics,
             std::chrono::milliseconds live_slice = std::chrono::milliseconds(0),
             Shares shares = {});
@@ -194,7 +199,10 @@ class Scheduler {  // thread-safe
   std::unordered_map<std::string, int> queued_by_owner_;
   struct Running {
     int works = 0, threads = 0;
+    int live_threads = 0;  // of its live searches, among `threads`
   };
+  // With mutex_ held: the owner's running works hold more threads than its share.
+  bool over_share(const std::string& owner) const;
   std::unordered_map<std::string, Running> running_by_owner_;  // owners with running works
   const Running& running_of_owner(const std::string& owner) const;
   int batch_threads_ = 0;  // of running batch works

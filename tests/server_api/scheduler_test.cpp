@@ -363,12 +363,13 @@ TEST(Shares, AClientsRunningWorkHoldsAtMostItsThreads) {
   EXPECT_EQ(r.order, (std::vector<std::string>{"quiet", "flood1"}));
 }
 
-TEST(Shares, AClientsOwnLiveSearchGivesWayToItsNewSearch) {
+TEST(Shares, AClientsOwnLiveSearchGivesWayToItsNewSearchWhenNoThreadIsFree) {
   auto service = small_service(2);
   Config c = test_config();
   c.max_threads_per_client = 1;
   auto api = make_api(c, *service);
-  Blocker live(*api, 1, "me");  // holds my share until it yields
+  Blocker live(*api, 1, "me");        // holds my share until it yields
+  Blocker other(*api, 1, "another");  // holds the other thread
   Recorder r;
   auto mine = r.submit(*api, "mine", "me", "e2e4");
   // Not released: it ends as if stopped, at once, for my newer search.
@@ -376,6 +377,52 @@ TEST(Shares, AClientsOwnLiveSearchGivesWayToItsNewSearch) {
   EXPECT_EQ(ended.status, 200);
   EXPECT_EQ(ended.body["stopped"], true);
   EXPECT_EQ(mine->get_future().get().status, 200);
+  EXPECT_EQ(other.release().body["stopped"], true);
+}
+
+TEST(Shares, AClientsLiveSearchLetsItsOwnJobRunOnAFreeThread) {
+  auto service = small_service(2);
+  Config c = test_config();
+  c.max_threads_per_client = 1;
+  auto api = make_api(c, *service);
+  Blocker live(*api, 1, "me");  // my share, but nobody else wants the other thread
+  auto live_end = live.done->get_future();
+  Reply job = api->submit_job({{"limits", {{"depth", 3}}}}, Origin{"me"});
+  ASSERT_EQ(job.status, 202);
+  EXPECT_EQ(wait_job(*api, job.body["id"].get<std::string>()).body["status"], "done");
+  // The live search went on beside it.
+  EXPECT_EQ(live_end.wait_for(std::chrono::seconds(0)), std::future_status::timeout);
+  live.ticket->cancel();
+  EXPECT_EQ(live_end.get().body["stopped"], true);
+}
+
+TEST(Shares, ALiveSearchPastItsClientsShareYieldsAtOnceToAnotherClient) {
+  auto service = small_service(2);
+  Config c = test_config();
+  c.max_threads_per_client = 1;
+  c.live_slice_ms = 0;  // no slices: only the share makes it yield
+  c.max_depth = 64;     // the long search ends when it is cancelled, however slow the machine
+  c.max_movetime_ms = 600'000;
+  auto api = make_api(c, *service);
+  Blocker live(*api, 1, "me");
+  auto long_done = std::make_shared<std::promise<Reply>>();
+  Reporter cb;
+  cb.on_done = [long_done](Reply r) { long_done->set_value(std::move(r)); };
+  auto long_search = api->analyze({{"limits", {{"movetime_ms", 600'000}}}},
+                                  Origin{"me", engine::Priority::interactive, false}, cb);
+  auto long_end = long_done->get_future();
+  EXPECT_EQ(metric(*api, "kibitz_jobs_running"), 2);  // both threads are mine now
+  Recorder r;
+  auto theirs = r.submit(*api, "theirs", "them", "e2e4");
+  // My live search is past my share: it ends as if stopped, and theirs runs.
+  Reply ended = live.done->get_future().get();
+  EXPECT_EQ(ended.status, 200);
+  EXPECT_EQ(ended.body["stopped"], true);
+  EXPECT_EQ(theirs->get_future().get().status, 200);
+  // My search with limits is not stopped for them: it holds my share.
+  EXPECT_EQ(long_end.wait_for(std::chrono::seconds(0)), std::future_status::timeout);
+  long_search->cancel();
+  EXPECT_EQ(long_end.get().body["stopped"], true);
 }
 
 TEST(Shares, BatchWorkLeavesInteractiveItsThreadsAndQueuePlaces) {
