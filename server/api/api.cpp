@@ -239,10 +239,12 @@ class ApiImpl final : public Api {
 
   Reply submit_job(const json& request, const Origin& origin) override {
     if (shutting_down_) return shutting_down_reply();
-    auto call = decode_analyze(request, caps_, core_->service, engine::Priority::batch, false);
-    if (!call) return call.error();
     auto keyed = idempotent(origin, "analyze", request);
     if (keyed.reply) return std::move(*keyed.reply);
+    // At the jobs cap: refused before the request is decoded.
+    if (auto no = jobs_room(origin)) return keyed.settle(*core_->store, std::move(*no));
+    auto call = decode_analyze(request, caps_, core_->service, engine::Priority::batch, false);
+    if (!call) return keyed.settle(*core_->store, call.error());
     auto now = immediate(*call, false);
     if (!now)  // an answer at once takes no search: only the jobs cap counts
       if (auto no = refused_job(origin)) return keyed.settle(*core_->store, std::move(*no));
@@ -266,11 +268,14 @@ class ApiImpl final : public Api {
 
   Reply annotate(const json& request, const Origin& origin) override {
     if (shutting_down_) return shutting_down_reply();
-    auto call = decode_annotate(request, caps_, core_->service);
-    if (!call) return call.error();
     auto keyed = idempotent(origin, "annotate", request);
     if (keyed.reply) return std::move(*keyed.reply);
+    // At a cap: refused before the game (up to max_body_bytes of PGN) is
+    // parsed, so that a client refused again and again costs little.
     if (auto no = refused_job(origin)) return keyed.settle(*core_->store, std::move(*no));
+    if (auto no = jobs_room(origin)) return keyed.settle(*core_->store, std::move(*no));
+    auto call = decode_annotate(request, caps_, core_->service);
+    if (!call) return keyed.settle(*core_->store, call.error());
     JobStore::Full full;
     auto job = jobs_.create("annotate", origin.owner, &full, keyed.id);
     if (!job) return keyed.settle(*core_->store, jobs_full_reply(full));
@@ -845,6 +850,15 @@ class ApiImpl final : public Api {
     const auto a = core_->scheduler.admissible(origin.owner, engine::Priority::batch);
     if (a == Scheduler::Admission::accepted) return std::nullopt;
     return admission_reply(a);
+  }
+
+  // The jobs cap of this instance's job map, before anything is decoded
+  // (create checks it again). Several instances count in the store instead.
+  std::optional<Reply> jobs_room(const Origin& origin) {
+    if (core_->store->queue()) return std::nullopt;
+    const JobStore::Full full = jobs_.room(origin.owner);
+    if (full == JobStore::Full::no) return std::nullopt;
+    return jobs_full_reply(full);
   }
 
   // A job the store did not keep: refused at a cap of the store's (Redis),

@@ -122,10 +122,7 @@ Reporter Job::reporter_for(const std::shared_ptr<Job>& job, std::weak_ptr<ApiCor
   return s;
 }
 
-std::shared_ptr<Job> JobStore::create(std::string kind, std::string owner, Full* full,
-                                      const std::string& id) {
-  const auto now = engine::Clock::now();
-  std::lock_guard lock(mutex_);
+JobStore::Full JobStore::room_locked(const std::string& owner, engine::Clock::time_point now) {
   const auto owned = [&] {
     auto it = by_owner_.find(owner);
     return it == by_owner_.end() ? size_t{0} : it->second;
@@ -134,9 +131,19 @@ std::shared_ptr<Job> JobStore::create(std::string kind, std::string owner, Full*
   if (now - last_purge_ >= std::chrono::seconds(1) || jobs_.size() >= max_jobs_ ||
       owned() >= max_per_owner_)
     purge(now);
-  const Full why = jobs_.size() >= max_jobs_   ? Full::all
-                   : owned() >= max_per_owner_ ? Full::owner
-                                               : Full::no;
+  return jobs_.size() >= max_jobs_ ? Full::all : owned() >= max_per_owner_ ? Full::owner : Full::no;
+}
+
+JobStore::Full JobStore::room(const std::string& owner) {
+  std::lock_guard lock(mutex_);
+  return room_locked(owner, engine::Clock::now());
+}
+
+std::shared_ptr<Job> JobStore::create(std::string kind, std::string owner, Full* full,
+                                      const std::string& id) {
+  const auto now = engine::Clock::now();
+  std::lock_guard lock(mutex_);
+  const Full why = room_locked(owner, now);
   if (full) *full = why;
   if (why != Full::no) return nullptr;
   auto job = std::make_shared<Job>();

@@ -70,6 +70,10 @@ class JobStore {  // thread-safe
   // "": a random one.
   std::shared_ptr<Job> create(std::string kind, std::string owner, Full* full = nullptr,
                               const std::string& id = "");
+  // What create would answer now for this owner (Full::no: room), without
+  // creating anything: a request refused at a cap is refused before it is
+  // decoded.
+  Full room(const std::string& owner);
   // A job kept before a restart, whatever the count.
   void restore(std::shared_ptr<Job> job);
   void remove(const std::string& id);  // a job that could not be queued
@@ -82,6 +86,7 @@ class JobStore {  // thread-safe
  private:
   using Map = std::unordered_map<std::string, std::shared_ptr<Job>>;
   void purge(engine::Clock::time_point now);  // with mutex_ held
+  Full room_locked(const std::string& owner, engine::Clock::time_point now);
   bool expired(const Job& job, engine::Clock::time_point now) const;
   Map::iterator erase(Map::iterator it);  // with mutex_ held; keeps the owner counts
   void count(const Job& job);             // with mutex_ held

@@ -102,8 +102,16 @@ class IdempotencyTest(unittest.TestCase):
         self.assertEqual((status, r["error"]["code"]), (422, "idempotency_key_reused"), r)
         self.assertIn("Idempotency-Key", r["error"]["message"])
         # The same body on the other submission route is another request too.
+        # (The key is checked before the body is decoded, as the caps are:
+        # a request refused again and again is not parsed again and again.)
         status, _, r = self.submit("/v1/games/annotate", JOB, key("k-422"))
-        self.assertEqual(status, 400, r)  # a job's body is no review: 400 before the key
+        self.assertEqual((status, r["error"]["code"]), (422, "idempotency_key_reused"), r)
+        # Under a new key, the job's body is no review: 400, and the key is
+        # left unbound, free for a valid request.
+        status, _, r = self.submit("/v1/games/annotate", JOB, key("k-400"))
+        self.assertEqual((status, r["error"]["code"]), (400, "invalid_request"), r)
+        status, _, r = self.submit("/v1/jobs", JOB, key("k-400"))
+        self.assertEqual(status, 202, r)
         status, _, review = self.submit("/v1/games/annotate",
                                         {"pgn": PGN, "limits": {"depth": 2}}, key("k-review"))
         self.assertEqual(status, 202, review)
@@ -112,7 +120,7 @@ class IdempotencyTest(unittest.TestCase):
         status, _, again = self.submit("/v1/games/annotate",
                                        {"pgn": PGN, "limits": {"depth": 2}}, key("k-review"))
         self.assertEqual((status, again["id"]), (202, review["id"]))
-        self.assertEqual(self.jobs_in_store(), 2)
+        self.assertEqual(self.jobs_in_store(), 3)  # k-422, k-400, k-review
 
     def test_bad_keys_are_400_and_make_no_job(self):
         bad = ["", " ", "a b", "x" * 256, "tab\there", '""', "caf\u00e9"]
