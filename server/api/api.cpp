@@ -16,6 +16,7 @@
 #include "server/api/json_util.h"
 #include "server/api/library.h"
 #include "server/api/metrics.h"
+#include "server/api/refusal_memo.h"
 #include "server/api/work.h"
 #include "server/store/result_codec.h"
 #include "server/store/store_pool.h"
@@ -238,6 +239,25 @@ class ApiImpl final : public Api {
   }
 
   Reply submit_job(const json& request, const Origin& origin) override {
+    return remembered(origin, submit_analysis_job(request, origin));
+  }
+
+  Reply annotate(const json& request, const Origin& origin) override {
+    return remembered(origin, submit_review(request, origin));
+  }
+
+  std::optional<Reply> refused_early(std::string_view kind, const Origin& origin) override {
+    if (shutting_down_) return std::nullopt;
+    const bool review = kind == "annotate";
+    // A job answered at once (a finished position) takes no search: the
+    // work cap is not known to apply to an analysis job before it is read.
+    if (auto r = refusals_.find(origin.owner, review)) return r;
+    if (review)
+      if (auto no = refused_job(origin)) return no;
+    return jobs_room(origin);
+  }
+
+  Reply submit_analysis_job(const json& request, const Origin& origin) {
     if (shutting_down_) return shutting_down_reply();
     auto keyed = idempotent(origin, "analyze", request);
     if (keyed.reply) return std::move(*keyed.reply);
@@ -266,7 +286,7 @@ class ApiImpl final : public Api {
     return keyed.settle(*core_->store, submit_job_work(job, work));
   }
 
-  Reply annotate(const json& request, const Origin& origin) override {
+  Reply submit_review(const json& request, const Origin& origin) {
     if (shutting_down_) return shutting_down_reply();
     auto keyed = idempotent(origin, "annotate", request);
     if (keyed.reply) return std::move(*keyed.reply);
@@ -852,6 +872,16 @@ class ApiImpl final : public Api {
     return admission_reply(a);
   }
 
+  // A refusal at a client's cap is remembered for a second (RefusalMemo).
+  Reply remembered(const Origin& origin, Reply r) {
+    if (r.status == 429 && r.body.contains("error")) {
+      const std::string code = r.body["error"].value("code", "");
+      if (code == "client_jobs_cap" || code == "client_work_cap")
+        refusals_.remember(origin.owner, r);
+    }
+    return r;
+  }
+
   // The jobs cap of this instance's job map, before anything is decoded
   // (create checks it again). Several instances count in the store instead.
   std::optional<Reply> jobs_room(const Origin& origin) {
@@ -969,6 +999,7 @@ class ApiImpl final : public Api {
   Metrics& metrics_;  // core_->metrics
   Caps caps_;
   JobStore jobs_;
+  RefusalMemo refusals_;
   std::atomic<bool> shutting_down_{false};
   std::atomic<uint64_t> sequence_{0};
   std::atomic<int64_t> last_expiry_ms_{0};

@@ -85,6 +85,14 @@ class Api {
   // POST /v1/jobs and POST /v1/games/annotate -> 202 with the job's id.
   virtual Reply submit_job(const nlohmann::json& request, const Origin& origin) = 0;
   virtual Reply annotate(const nlohmann::json& request, const Origin& origin) = 0;
+  // A job submission (`kind` "analyze" or "annotate") that this client is
+  // refused now at a cap, known without its body: the transport answers it
+  // before parsing the body. Never waits for the store. nullopt: go on.
+  virtual std::optional<Reply> refused_early(std::string_view kind, const Origin& origin) {
+    (void)kind;
+    (void)origin;
+    return std::nullopt;
+  }
   virtual Reply get_job(std::string_view id) = 0;
   // GET /v1/evals: the deepest kept analysis of a position (404 without).
   virtual Reply evals(std::string_view game, std::string_view fen, std::string_view multipv) {

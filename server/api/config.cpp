@@ -9,6 +9,7 @@
 #include <variant>
 #include <vector>
 
+#include "server/api/address_ranges.h"
 #include "server/store/redis_conn.h"
 
 namespace kibitz::server {
@@ -70,6 +71,7 @@ const std::vector<Field>& fields() {
       {"job_max_attempts", &Config::job_max_attempts, 0, 1000},
       {"drain_ms", &Config::drain_ms, 0, 3'600'000},
       {"cache_entries", &Config::cache_entries, 0, 100'000'000},
+      {"trusted_proxies", &Config::trusted_proxies},
       {"web_root", &Config::web_root},
       {"log_level", &Config::log_level},
       {"access", &Config::access},
@@ -282,6 +284,8 @@ Expected<Config, std::string> load_config(const std::string& path) {
         "critical, off, not '" +
         config.log_level + "'");
   if (config.address.empty()) return Unexpected("setting 'address' must not be empty");
+  if (auto r = AddressRanges::parse(config.trusted_proxies); !r)
+    return Unexpected("setting 'trusted_proxies': " + r.error());
   if (auto r = decode_store(config); !r) return Unexpected(r.error());
   return config;
 }

@@ -47,6 +47,9 @@ struct Config {
   // IPv6 /64 (429 too_many_connections; 0 = no cap).
   size_t max_connections = 10'000;
   size_t max_connections_per_client = 256;
+  // Proxies (addresses or ranges, comma-separated) whose X-Forwarded-For
+  // names the client; "": none, the client is the connection's address.
+  std::string trusted_proxies;
   int64_t job_deadline_ms = 600'000;
   int job_retention_s = 600;
   size_t max_jobs = 1000;

@@ -11,6 +11,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "server/api/address_ranges.h"
 #include "server/api/api.h"
 #include "server/api/config.h"
 #include "server/api/metrics.h"
@@ -89,11 +90,20 @@ class SessionRegistry {
 };
 
 struct ServerContext {
-  ServerContext(Api& a, AccessControl* ac, Config c) : api(a), access(ac), config(std::move(c)) {}
+  static AddressRanges trusted(const std::string& list) {
+    auto r = AddressRanges::parse(list);
+    return r ? *r : AddressRanges{};
+  }
+  ServerContext(Api& a, AccessControl* ac, Config c)
+      : api(a),
+        access(ac),
+        config(std::move(c)),
+        trusted_proxies(trusted(config.trusted_proxies)) {}
   Api& api;
   AccessControl* access = nullptr;  // null: everything allowed
   Config config;
-  std::string web_root;  // resolved; "" when there is none
+  AddressRanges trusted_proxies;  // checked by load_config
+  std::string web_root;           // resolved; "" when there is none
   std::shared_ptr<PostGate> gate = std::make_shared<PostGate>();
   SessionRegistry sessions;
   ConnectionLimits connections;  // open connections per client and overall

@@ -39,6 +39,7 @@ HttpSession::HttpSession(Socket&& socket, ServerContext& ctx, ConnectionSlot slo
   beast::error_code ec;
   const auto remote = stream_.socket().remote_endpoint(ec);
   ip_ = ec ? "?" : remote.address().to_string();
+  if (!ec) peer_ = remote.address();
   stream_.socket().set_option(tcp::no_delay(true), ec);
 }
 
@@ -180,6 +181,7 @@ void HttpSession::handle(Request&& req) {
   self_ = shared_from_this();
   ex_.method = std::string(sv(req.method_string()));
   ex_.target = std::string(sv(req.target()));
+  ex_.client = request_client(req);
   ex_.version = req.version();
   // A connection accepted after shutdown walked the sessions is answered
   // once and closed too.
@@ -221,7 +223,7 @@ bool HttpSession::check_access(const Request& req) {
   ar.authorization = sv(req[http::field::authorization]);
   ar.origin = sv(req[http::field::origin]);
   ar.host = sv(req[http::field::host]);
-  ar.ip = slot_.client();
+  ar.ip = ex_.client;
   // Only the upgrade gets this far with one (handle() refuses it elsewhere).
   const auto token =
       ex_.route.route == Route::ws ? ex_.parsed.query_param("access_token") : std::nullopt;
@@ -252,7 +254,7 @@ void HttpSession::dispatch_route(Request& req) {
       ar.method = ex_.method;
       ar.origin = sv(req[http::field::origin]);
       ar.host = sv(req[http::field::host]);
-      ar.ip = slot_.client();
+      ar.ip = ex_.client;
       ex_.extra = ctx_.access->preflight(ar).headers;
     }
 #endif
@@ -323,6 +325,7 @@ void HttpSession::dispatch_route(Request& req) {
       if (auto body = parse()) handle_analyze(req, *body);
       return;
     case Route::jobs:
+      if (auto no = refused_early(req, "analyze")) return reply(std::move(*no));
       if (auto body = parse())
         via_store([&api, body = std::move(*body), o = job_origin(req)] {
           return api.submit_job(body, o);
@@ -358,6 +361,7 @@ void HttpSession::dispatch_route(Request& req) {
       }
       return;
     case Route::annotate:
+      if (auto no = refused_early(req, "annotate")) return reply(std::move(*no));
       if (auto body = parse())
         via_store(
             [&api, body = std::move(*body), o = job_origin(req)] { return api.annotate(body, o); });
@@ -390,7 +394,7 @@ bool HttpSession::answer_from_memo(const Request& req) {
 bool HttpSession::take_search_slot() {
 #if KIBITZ_HAVE_ACCESS
   if (ctx_.access) {
-    SearchSlot slot = ctx_.access->acquire_search(ex_.key_id, slot_.client());
+    SearchSlot slot = ctx_.access->acquire_search(ex_.key_id, ex_.client);
     if (!slot.held()) {
       AccessDecision d = ctx_.access->refused_search(ex_.key_id);
       Headers headers;
@@ -656,8 +660,8 @@ void HttpSession::upgrade(Request&& req) {
   // The WebSocket session is registered before this one leaves the
   // registry: shutdown, waiting for the registry to empty, never sees a
   // moment without the connection and stops the I/O threads under it.
-  std::make_shared<WsSession>(std::move(stream_), ctx_, ip_, ex_.key_id, std::move(ex_.extra),
-                              std::move(slot_), std::move(key_slot))
+  std::make_shared<WsSession>(std::move(stream_), ctx_, ip_, ex_.client, ex_.key_id,
+                              std::move(ex_.extra), std::move(slot_), std::move(key_slot))
       ->start(std::move(req));
   ctx_.sessions.remove(this);
 }
@@ -668,9 +672,46 @@ void HttpSession::reply(Reply r) {
   send_body(r.status, "application/json", std::move(r.text), r.headers);
 }
 
+// A job submission refused at a cap before its body is parsed. Not one
+// with an Idempotency-Key: its repeat answers the job it made, at a cap too.
+std::optional<Reply> HttpSession::refused_early(const Request& req, std::string_view kind) {
+  Origin o = job_origin(req);
+  if (o.idempotency_key) return std::nullopt;
+  return ctx_.api.refused_early(kind, o);
+}
+
+// The connection's client, unless the connection comes from a trusted
+// proxy: then the nearest address in X-Forwarded-For that is not a trusted
+// proxy (a client's own X-Forwarded-For entries stand to the left of what
+// its proxies appended, and are not believed). A header that names no
+// address there leaves the connection's client.
+std::string HttpSession::request_client(const Request& req) const {
+  if (ctx_.trusted_proxies.empty() || !ctx_.trusted_proxies.contains(peer_)) return slot_.client();
+  std::vector<std::string_view> hops;
+  auto [first, last] = req.equal_range("X-Forwarded-For");
+  for (auto it = first; it != last; ++it) {
+    std::string_view v = sv(it->value());
+    while (!v.empty()) {
+      const size_t comma = v.find(',');
+      std::string_view hop = v.substr(0, comma);
+      v = comma == std::string_view::npos ? std::string_view{} : v.substr(comma + 1);
+      while (!hop.empty() && (hop.front() == ' ' || hop.front() == '\t')) hop.remove_prefix(1);
+      while (!hop.empty() && (hop.back() == ' ' || hop.back() == '\t')) hop.remove_suffix(1);
+      hops.push_back(hop);
+    }
+  }
+  for (auto it = hops.rbegin(); it != hops.rend(); ++it) {
+    beast::error_code ec;
+    const auto address = boost::asio::ip::make_address(std::string(it->substr(0, 64)), ec);
+    if (ec) break;
+    if (!ctx_.trusted_proxies.contains(address)) return client_address(address);
+  }
+  return slot_.client();
+}
+
 Origin HttpSession::origin() const {
   Origin o;
-  o.owner = client_owner(slot_.client(), ex_.key_id);
+  o.owner = client_owner(ex_.client, ex_.key_id);
   return o;
 }
 

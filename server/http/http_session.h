@@ -66,6 +66,7 @@ class HttpSession : public Session, public std::enable_shared_from_this<HttpSess
     bool keep_alive = true;
     Headers extra;  // CORS headers from access control
     std::string key_id;
+    std::string client;  // who asks (client_id.h), behind a trusted proxy too
     std::shared_ptr<Ticket> ticket;
     std::shared_ptr<void> slot;  // the search slot held while analysing
     std::optional<NdjsonStream> stream;
@@ -99,6 +100,8 @@ class HttpSession : public Session, public std::enable_shared_from_this<HttpSess
   void on_readable(uint64_t seq, beast::error_code ec);
   void handle_static(const Request& req);
 
+  std::string request_client(const Request& req) const;  // ex_.client
+  std::optional<Reply> refused_early(const Request& req, std::string_view kind);
   Origin origin() const;  // who asks: client_owner(), for the scheduler's fairness
   Origin job_origin(const Request& req) const;  // and its Idempotency-Key
   void reply(Reply r);
@@ -130,7 +133,8 @@ class HttpSession : public Session, public std::enable_shared_from_this<HttpSess
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
   std::string ip_;
-  ConnectionSlot slot_;  // slot_.client(): who this is (client_id.h)
+  boost::asio::ip::address peer_;  // the connection's other end
+  ConnectionSlot slot_;            // slot_.client(): who this is (client_id.h)
   uint64_t seq_ = 0;
   Exchange ex_;
   std::string head_;  // the header being written (one write at a time)

@@ -19,14 +19,15 @@ access_detail::RateSpec connection_rate(const Config& config) {
 
 }  // namespace
 
-WsSession::WsSession(Stream&& stream, ServerContext& ctx, std::string ip, std::string key_id,
-                     Headers extra, ConnectionSlot slot, ConnectionSlot key_slot)
+WsSession::WsSession(Stream&& stream, ServerContext& ctx, std::string ip, std::string client,
+                     std::string key_id, Headers extra, ConnectionSlot slot,
+                     ConnectionSlot key_slot)
     : ctx_(ctx),
       ws_(std::move(stream)),
       ip_(std::move(ip)),
       slot_(std::move(slot)),
       key_slot_(std::move(key_slot)),
-      client_(slot_.held() ? slot_.client() : client_address(ip_)),
+      client_(std::move(client)),
       key_id_(std::move(key_id)),
       extra_(std::move(extra)),
       rate_(connection_rate(ctx_.config)),

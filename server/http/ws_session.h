@@ -28,11 +28,13 @@ namespace kibitz::server {
 class WsSession : public Session, public std::enable_shared_from_this<WsSession> {
  public:
   using Headers = std::vector<std::pair<std::string, std::string>>;
-  // `slot`: the connection as counted by the connection caps (from the
-  // HttpSession it was upgraded from); its client names who this is.
+  // `client`: who this is (client_id.h; behind a trusted proxy, from the
+  // upgrade's X-Forwarded-For). `slot`: the connection as counted by the
+  // connection caps (from the HttpSession it was upgraded from).
   // `key_slot`: the same per API key, when opened with one.
-  WsSession(Stream&& stream, ServerContext& ctx, std::string ip, std::string key_id, Headers extra,
-            ConnectionSlot slot = {}, ConnectionSlot key_slot = {});
+  WsSession(Stream&& stream, ServerContext& ctx, std::string ip, std::string client,
+            std::string key_id, Headers extra, ConnectionSlot slot = {},
+            ConnectionSlot key_slot = {});
   ~WsSession() override;
   void start(http::request<http::string_body>&& req);
   void shutdown() override;

@@ -300,7 +300,7 @@ TEST(WebSocketShutdown, AnUpgradeMeetingShutdownIsClosedWith1001) {
     req.set(http::field::sec_websocket_key, "dGhlIHNhbXBsZSBub25jZQ==");
     req.set(http::field::sec_websocket_version, "13");
     if (!walked) ctx.stopping = true;
-    std::make_shared<WsSession>(Stream(std::move(server_side)), ctx, "127.0.0.1", "",
+    std::make_shared<WsSession>(Stream(std::move(server_side)), ctx, "127.0.0.1", "127.0.0.1", "",
                                 WsSession::Headers{})
         ->start(std::move(req));  // the session now lives on its own operations
     if (walked) {                 // as Server::run does
