@@ -2,7 +2,7 @@
 # An abuser and a bystander (issue 41): for each attack vector an abusive
 # client floods the server for SECONDS (default 30) while a well-behaved
 # client analyses at depth 8 every 100 ms, submits and reads a job every
-# second and keeps a live WebSocket analysis. See scripts/load/hostile.py
+# 3.5 s and keeps a live WebSocket analysis. See scripts/load/hostile.py
 # for the vectors and the table it prints. Exit status 1 when the bystander
 # got any 429, 503 or 5xx, its live analysis an error, or the server died;
 # with LATENCY_FACTOR=F also when a bystander p99 passed F x its baseline.

@@ -3,7 +3,8 @@
 For each attack vector, an abusive client floods the server for --seconds
 while a well-behaved bystander, another client, does what a real user does:
 an interactive analysis at depth 8 every 100 ms, a job submitted and read
-every second, and one live WebSocket analysis kept going. A run of the
+every 3.5 s (within its own jobs cap over a long run), and one live WebSocket
+analysis kept going. The abuser runs in its own process at nice 19. A run of the
 bystander alone comes first: its figures are the baseline.
 
 Two ways to be another client (the server tells clients apart by API key,
@@ -108,6 +109,9 @@ class Client:
 # ------------------------------------------------------------ the bystander
 
 
+JOB_EVERY_S = 3.5
+
+
 class Bystander:
     """Runs until stop(); records every answer in the current phase."""
 
@@ -161,7 +165,10 @@ class Bystander:
                     if status != 200 or answer.get("status") in ("done", "failed", "cancelled"):
                         break
                     time.sleep(0.1)
-            time.sleep(max(0.0, 1.0 - (time.time() - t0)))
+            # One every 3.5 s: within the default max_jobs_per_client (200
+            # kept for job_retention_s, 600 s) however long the run; a job
+            # a second is 600 kept, a client past its own cap.
+            time.sleep(max(0.0, JOB_EVERY_S - (time.time() - t0)))
 
     def live(self):
         async def run():
