@@ -207,6 +207,16 @@ AccessControl::~AccessControl() = default;
 
 bool AccessControl::enabled() const { return state_->enabled; }
 
+std::optional<std::string> AccessControl::identify(std::string_view authorization) const {
+  const State& s = *state_;
+  if (!s.enabled || s.rules.keys.empty()) return std::string();
+  AccessRequest r;
+  r.authorization = authorization;
+  const int key = s.resolve_key(r);
+  if (key == -2) return std::nullopt;
+  return key < 0 ? std::string() : s.rules.keys[size_t(key)].id;
+}
+
 size_t AccessControl::tracked_ips() const {
   std::lock_guard lock(state_->mutex);
   return state_->ip_buckets.size();

@@ -35,6 +35,7 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -133,6 +134,10 @@ class AccessControl {  // thread-safe
   // 429 rate_limited "too many concurrent searches" with Retry-After 1.
   AccessDecision refused_search(std::string_view key_id) const;
 
+  // Who an Authorization header names, without charging or checking a
+  // scope: the key's id, "" without a key (or without keys configured), or
+  // nullopt for an unknown or malformed one (check() answers it 401).
+  std::optional<std::string> identify(std::string_view authorization) const;
   // True when any rule is configured (false: check() always allows).
   bool enabled() const;
   // Number of per-IP buckets held (tests of the memory bound).

@@ -114,6 +114,15 @@ void HttpSession::on_header(beast::error_code ec) {
       length && *length > ctx_.config.max_body_bytes) {
     return fail_read(http::error::body_limit);
   }
+  if (auto no = refused_before_body(req)) {
+    refusal_ = std::move(no);
+    // No 100 Continue: a client that waits for it sends no body, and is
+    // answered once the wait ends (the body, if any, is read and dropped).
+    discard_.emplace(std::move(*parser_));
+    discard_->body_limit(ctx_.config.max_body_bytes);
+    parser_.reset();
+    return discard_body();
+  }
   if (beast::iequals(req[http::field::expect], "100-continue")) {
     auto res = std::make_shared<http::response<http::empty_body>>(http::status::continue_, 11);
     http::async_write(stream_, *res,
@@ -126,6 +135,61 @@ void HttpSession::on_header(beast::error_code ec) {
     return;
   }
   read_body();
+}
+
+// Only large bodies (a parse costs something) and only the submissions that
+// can be refused without them: no Idempotency-Key (a repeat answers its job
+// at a cap too), a key access control knows or none.
+std::optional<Reply> HttpSession::refused_before_body(const Request& head) {
+  constexpr uint64_t kSmall = 16 * 1024;
+  if (head.method() != http::verb::post) return std::nullopt;
+  if (const auto length = parser_->content_length(); length && *length <= kSmall)
+    return std::nullopt;
+  const std::string_view target = sv(head.target());
+  const std::string_view path = target.substr(0, target.find('?'));
+  const char* kind = path == "/v1/jobs"             ? "analyze"
+                     : path == "/v1/games/annotate" ? "annotate"
+                                                    : nullptr;
+  if (!kind || head.count("Idempotency-Key")) return std::nullopt;
+  std::string key_id;
+#if KIBITZ_HAVE_ACCESS
+  if (ctx_.access) {
+    auto who = ctx_.access->identify(sv(head[http::field::authorization]));
+    if (!who) return std::nullopt;  // check() answers it, after the body
+    key_id = std::move(*who);
+  }
+#endif
+  Origin o;
+  o.owner = client_owner(request_client(head), key_id);
+  return ctx_.api.refused_early(kind, o);
+}
+
+void HttpSession::discard_body() {
+  constexpr size_t kScratch = 64 * 1024;
+  if (!scratch_) scratch_ = std::make_unique<char[]>(kScratch);
+  auto& body = discard_->get().body();
+  body.data = scratch_.get();
+  body.size = kScratch;
+  http::async_read_some(stream_, buffer_, *discard_,
+                        [self = shared_from_this()](beast::error_code ec, size_t) {
+                          self->contain("drop body", [&] { self->on_discarded(ec); });
+                        });
+}
+
+void HttpSession::on_discarded(beast::error_code ec) {
+  if (ec == http::error::need_buffer) ec = {};
+  if (ec) {
+    discard_.reset();
+    refusal_.reset();
+    return fail_read(ec);
+  }
+  if (!discard_->is_done()) return discard_body();
+  stream_.expires_never();
+  // Answered as any request is (logged, counted, access checked), with
+  // an empty body and the refusal decided from its header.
+  Request req(std::move(discard_->release().base()));
+  discard_.reset();
+  contain("request", [&] { handle(std::move(req)); });
 }
 
 void HttpSession::read_body() {
@@ -176,6 +240,8 @@ void HttpSession::fail_read(beast::error_code ec) {
 void HttpSession::handle(Request&& req) {
   ++seq_;
   ex_ = Exchange{};
+  ex_.early_refusal = std::move(refusal_);
+  refusal_.reset();
   ex_.seq = seq_;
   ex_.start = SteadyClock::now();
   self_ = shared_from_this();
@@ -325,6 +391,7 @@ void HttpSession::dispatch_route(Request& req) {
       if (auto body = parse()) handle_analyze(req, *body);
       return;
     case Route::jobs:
+      if (ex_.early_refusal) return reply(std::move(*ex_.early_refusal));
       if (auto no = refused_early(req, "analyze")) return reply(std::move(*no));
       if (auto body = parse())
         via_store([&api, body = std::move(*body), o = job_origin(req)] {
@@ -361,6 +428,7 @@ void HttpSession::dispatch_route(Request& req) {
       }
       return;
     case Route::annotate:
+      if (ex_.early_refusal) return reply(std::move(*ex_.early_refusal));
       if (auto no = refused_early(req, "annotate")) return reply(std::move(*no));
       if (auto body = parse())
         via_store(

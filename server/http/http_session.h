@@ -66,7 +66,8 @@ class HttpSession : public Session, public std::enable_shared_from_this<HttpSess
     bool keep_alive = true;
     Headers extra;  // CORS headers from access control
     std::string key_id;
-    std::string client;  // who asks (client_id.h), behind a trusted proxy too
+    std::string client;                  // who asks (client_id.h), behind a trusted proxy too
+    std::optional<Reply> early_refusal;  // decided before the body was read
     std::shared_ptr<Ticket> ticket;
     std::shared_ptr<void> slot;  // the search slot held while analysing
     std::optional<NdjsonStream> stream;
@@ -83,6 +84,11 @@ class HttpSession : public Session, public std::enable_shared_from_this<HttpSess
   void on_header(beast::error_code ec);
   void read_body();
   void on_body(beast::error_code ec);
+  // A job submission from a client at a cap, known from its header alone:
+  // its body is read into a scratch buffer and dropped, then it is answered.
+  std::optional<Reply> refused_before_body(const Request& head);
+  void discard_body();
+  void on_discarded(beast::error_code ec);
   void fail_read(beast::error_code ec);
   void handle(Request&& req);
   void dispatch_route(Request& req);
@@ -132,6 +138,10 @@ class HttpSession : public Session, public std::enable_shared_from_this<HttpSess
   Stream stream_;
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
+  // While a refused submission's body is dropped (refused_before_body).
+  std::optional<http::request_parser<http::buffer_body>> discard_;
+  std::optional<Reply> refusal_;  // its answer, once the body is read
+  std::unique_ptr<char[]> scratch_;
   std::string ip_;
   boost::asio::ip::address peer_;  // the connection's other end
   ConnectionSlot slot_;            // slot_.client(): who this is (client_id.h)

@@ -5,6 +5,8 @@ each): at the cap, a body that is not even JSON gets the cap's 429, not a
 the job it made, at a cap too), and an analysis job is read while only the
 work cap is reached (an answer known at once takes no search)."""
 
+import http.client
+import json
 import os
 import sys
 import unittest
@@ -47,6 +49,37 @@ class EarlyRefusal(unittest.TestCase):
                 self.assertIn("retry-after", hdrs)
             status, _, r = s.request("POST", "/v1/jobs", raw=NOT_JSON)
             self.assertEqual((status, r["error"]["code"]), (429, "client_jobs_cap"), r)
+            # A large body is not even kept: read and dropped, the refusal
+            # decided from the header, the connection kept for the next
+            # request (which is read right: the body was all consumed).
+            c = http.client.HTTPConnection("127.0.0.1", s.port, timeout=60)
+            big = ("[" + "1," * 300_000 + "x").encode()  # 600 KB, not JSON
+            for path in ("/v1/games/annotate", "/v1/jobs"):
+                c.request("POST", path, body=big, headers={"Content-Type": "application/json"})
+                r = c.getresponse()
+                body = json.loads(r.read())
+                self.assertEqual(r.status, 429, body)
+                self.assertIn(body["error"]["code"], ("client_jobs_cap", "client_work_cap"))
+                self.assertNotEqual((r.getheader("Connection") or "").lower(), "close")
+            c.request("GET", "/v1/info")
+            r = c.getresponse()
+            self.assertEqual((r.status, json.loads(r.read())["engine"]["name"]), (200, "Kibitz"))
+            # Chunked, without a length: the same.
+            c.putrequest("POST", "/v1/games/annotate")
+            c.putheader("Transfer-Encoding", "chunked")
+            c.endheaders()
+            for _ in range(20):
+                chunk = b"x" * 40_000
+                c.send(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+            c.send(b"0\r\n\r\n")
+            r = c.getresponse()
+            self.assertEqual(r.status, 429, r.read())
+            r.read()
+            c.request("GET", "/healthz")
+            self.assertEqual(c.getresponse().status, 200)
+            c.close()
+            # Each of them counted as a request.
+            self.assertGreaterEqual(s.metric("kibitz_http_requests_total", {"status": "429"}), 3)
             self.assertEqual(s.request("DELETE", "/v1/jobs/" + long_job["id"])[0], 200)
 
 
