@@ -12,6 +12,8 @@
 #   scripts/hostile.sh --cluster [path/to/kibitz]  three instances on Redis
 #                                                  behind HAProxy (API keys)
 #   SECONDS_PER_VECTOR=5 VECTORS=jobs_long,perft scripts/hostile.sh
+#   ADDRESSES=1 scripts/hostile.sh --cluster       clients by address, which
+#                                                  HAProxy forwards (trusted_proxies)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cluster=0
@@ -29,6 +31,7 @@ if [ $cluster = 1 ]; then
   for tool in redis-server redis-cli haproxy; do
     command -v $tool >/dev/null || { echo "hostile: $tool is missing (scripts/install-deps.sh --test)" >&2; exit 2; }
   done
+  [ "${ADDRESSES:-0}" = 1 ] && args+=(--addresses)
   exec $python scripts/load/cluster.py "$binary" --hostile "${args[@]}"
 fi
 exec $python scripts/load/hostile.py "$binary" "${args[@]}"

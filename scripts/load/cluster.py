@@ -607,6 +607,9 @@ def main():
     ap.add_argument("--seconds", type=float, default=30, help="--hostile: seconds per vector")
     ap.add_argument("--vectors", default="", help="--hostile: the vectors (default all)")
     ap.add_argument("--latency-factor", type=float, default=0, help="--hostile: see hostile.py")
+    ap.add_argument("--addresses", action="store_true",
+                    help="--hostile: clients told apart by loopback address, which HAProxy "
+                         "forwards in X-Forwarded-For (trusted_proxies), not by API key")
     a = ap.parse_args()
     if not os.access(a.binary, os.X_OK):
         fail("no kibitz at %s" % a.binary)
@@ -620,13 +623,20 @@ def main():
                              {"id": "abuser", "token": hostile.ABUSER_TOKEN}]}
             # Two search threads an instance: a client's share is one.
             # The shipped caps (config/kibitz.json), not the job tests' raised ones.
-            c = Cluster(a.binary, work, threads=2,
-                        extra_env={"KIBITZ_ACCESS": json.dumps(keys), "KIBITZ_LOG_LEVEL": "warn",
-                                   "KIBITZ_MAX_JOBS": "1000", "KIBITZ_MAX_WORK_PER_CLIENT": "16",
-                                   "KIBITZ_MAX_JOBS_PER_CLIENT": "200", "KIBITZ_QUEUE_SIZE": "64"})
+            # Every connection comes from HAProxy: no cap per address (as
+            # deploy/ sets it); clients are their key, or (--addresses) the
+            # address HAProxy forwards.
+            env = {"KIBITZ_LOG_LEVEL": "warn", "KIBITZ_MAX_CONNECTIONS_PER_CLIENT": "0",
+                   "KIBITZ_MAX_JOBS": "1000", "KIBITZ_MAX_WORK_PER_CLIENT": "16",
+                   "KIBITZ_MAX_JOBS_PER_CLIENT": "200", "KIBITZ_QUEUE_SIZE": "64"}
+            if a.addresses:
+                env["KIBITZ_TRUSTED_PROXIES"] = "127.0.0.1"
+            else:
+                env["KIBITZ_ACCESS"] = json.dumps(keys)
+            c = Cluster(a.binary, work, threads=2, extra_env=env)
             vectors = [v for v in a.vectors.split(",") if v] or list(hostile.VECTORS)
             failures = hostile.run("127.0.0.1", c.haproxy.port, [k.proc.pid for k in c.kibitz],
-                                   a.seconds, True, vectors, a.latency_factor)
+                                   a.seconds, not a.addresses, vectors, a.latency_factor)
             dead = [k.name for k in c.kibitz if not k.alive()]
             if dead:
                 failures.append("instances gone: %s" % dead)
