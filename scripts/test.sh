@@ -62,7 +62,11 @@ count() {
   echo "== $1: $2 passed, $3 failed${4:+ ($4)}"
 }
 # junit FILE ATTR: an attribute of the <testsuite> of ctest's JUnit output.
-junit() { sed -n "s/^[[:space:]]*$2=\"\([0-9]*\)\".*/\1/p" "$1" | head -1; }
+junit() {
+  local v
+  v=$(sed -n "s/^[[:space:]]*$2=\"\([0-9]*\)\".*/\1/p" "$1" | head -1)
+  echo "${v:-0}"
+}
 
 # run_ctest STAGE DIR ARGS...: ctest over DIR, never content with no test;
 # sets ctest_passed, ctest_failed, ctest_note and ctest_status.
