@@ -13,26 +13,109 @@
 #      the deep perft cases (label "slow"), which would take minutes there;
 #      the chaos test (scripts/chaos.sh) runs here for 60 s.
 #   3. ThreadSanitizer build: the tests of shared state between threads
-#      (transposition table, thread pool, search jobs, server, the store's
-#      concurrent use: server.store.*), and the
-#      chaos test for KIBITZ_CHAOS_SECONDS (default here 30).
+#      (transposition table, thread pool, search jobs, the engine service
+#      and parallel reviews on its shared pool and table, server, the
+#      store's concurrent use: server.store.*), and the chaos test for
+#      KIBITZ_CHAOS_SECONDS (default here 30).
 #   4. Every libFuzzer target for 30 seconds (clang-14, ASan+UBSan): FEN,
 #      moves and records of both games, server request bodies, WebSocket
 #      messages through the real server.
 #
-# KIBITZ_TEST_STAGES=release,asan,tsan,fuzz chooses stages (default: all);
+# KIBITZ_TEST_STAGES=release,asan,tsan,fuzz chooses stages (default: all); a
+# name that is not one of these is refused (exit 2) before anything runs.
 # KIBITZ_FUZZ_SECONDS sets the time per fuzz target.
+#
+# Each stage prints what it builds and runs, and a line of its counts; the
+# last line counts every stage: "N passed, N failed" (ctest's tests, from its
+# JUnit output, where a test that could not run -- a missing executable --
+# is a failure; a fuzz target is one test; a stage's build that fails, a
+# ctest run that fails without a failing test -- such as a selection that
+# matches no test -- and a stage's sanitizer reports each count as one
+# failure). A failing stage does not stop the later ones.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/install-deps.sh --test
+
 stages=${KIBITZ_TEST_STAGES:-release,asan,tsan,fuzz}
-jobs=$(nproc)
+IFS=, read -r -a chosen <<<"$stages"
+for s in "${chosen[@]}"; do
+  case $s in
+    release | asan | tsan | fuzz) ;;
+    *)
+      echo "test.sh: unknown stage '$s' in KIBITZ_TEST_STAGES='$stages';" \
+        "the stages are release, asan, tsan, fuzz (comma-separated)" >&2
+      exit 2
+      ;;
+  esac
+done
 has() { [[ ",$stages," == *",$1,"* ]]; }
 
+scripts/install-deps.sh --test
+jobs=$(nproc)
+
+total_passed=0
+total_failed=0
+stage_lines=()
+# count STAGE PASSED FAILED NOTE: adds to the totals and keeps the stage's line.
+count() {
+  total_passed=$((total_passed + $2))
+  total_failed=$((total_failed + $3))
+  stage_lines+=("$1: $2 passed, $3 failed${4:+ ($4)}")
+  echo "== $1: $2 passed, $3 failed${4:+ ($4)}"
+}
+# junit_counts FILE: "PASSED FAILED SKIPPED" from ctest's JUnit output, a
+# test by its status: run (passed), fail (failed or timed out), notrun (a
+# skip by SKIP_RETURN_CODE or SKIP_REGULAR_EXPRESSION, else a failure: a
+# missing executable, a failed fixture), disabled (skipped).
+junit_counts() {
+  awk '
+    /<testcase / {
+      st = ""
+      if (match($0, /status="[a-z]*"/)) st = substr($0, RSTART + 8, RLENGTH - 9)
+      if (st == "run") p++
+      else if (st == "fail") f++
+      else if (st == "disabled") s++
+      else notrun = 1
+      next
+    }
+    notrun && /<skipped/ {
+      if ($0 ~ /SKIP_RETURN_CODE|SKIP_REGULAR_EXPRESSION/) s++; else f++
+      notrun = 0
+    }
+    END { print p + 0, f + 0, s + 0 }' "$1"
+}
+
+# run_ctest STAGE DIR ARGS...: ctest over DIR, never content with no test;
+# sets ctest_passed, ctest_failed, ctest_note and ctest_status.
+run_ctest() {
+  local stage=$1 dir=$2 junit_file
+  shift 2
+  junit_file=$(realpath "$dir")/junit-$stage.xml
+  rm -f "$junit_file"
+  echo "== $stage: ctest --test-dir $dir --no-tests=error --output-on-failure $*"
+  ctest_status=0
+  ctest --test-dir "$dir" --no-tests=error --output-on-failure --output-junit "$junit_file" "$@" ||
+    ctest_status=$?
+  local passed=0 failures=0 skipped=0
+  [ ! -f "$junit_file" ] || read -r passed failures skipped < <(junit_counts "$junit_file")
+  ctest_passed=$passed
+  ctest_failed=$failures
+  ctest_note="ctest ran $((passed + failures + skipped))"
+  [ "$skipped" -eq 0 ] || ctest_note+=", $skipped skipped"
+  if [ "$ctest_status" -ne 0 ] && [ "$failures" -eq 0 ]; then
+    # No test failed, yet ctest did: no test matched, or ctest itself failed.
+    ctest_failed=1
+    ctest_note+=", ctest exited $ctest_status with no failing test"
+  fi
+}
+
 if has release; then
-  echo "== Release build, all tests"
-  KIBITZ_BUILD_DIR=build-test scripts/build.sh -DKIBITZ_TEST_HOOKS=ON
-  ctest --test-dir build-test --output-on-failure --parallel "$jobs" -LE chaos
+  echo "== release: Release build in build-test/ (-DKIBITZ_TEST_HOOKS=ON), every test but label chaos"
+  if KIBITZ_BUILD_DIR=build-test scripts/build.sh -DKIBITZ_TEST_HOOKS=ON; then
+    run_ctest release build-test --parallel "$jobs" -LE chaos
+    count release "$ctest_passed" "$ctest_failed" "$ctest_note"
+  else
+    count release 0 1 "the build failed"
+  fi
 fi
 
 # Sanitizer builds need only the generic variant: the bmi2 one differs in a
@@ -53,42 +136,67 @@ sanitizer_reports_dir() {
   local dir=$1/sanitizer-reports
   rm -rf "$dir" && mkdir -p "$dir" && realpath "$dir"
 }
-check_sanitizer_reports() {
-  local dir=$1 status=$2
+# sanitizer_count STAGE REPORTS_DIR: the stage's line, its reports one failure.
+sanitizer_count() {
+  local stage=$1 dir=$2 failed=$ctest_failed note=$ctest_note
   if compgen -G "$dir/*" >/dev/null; then
     for f in "$dir"/*; do echo "--- $f"; head -100 "$f"; done
     echo "sanitizer reports above (in $dir)" >&2
-    exit 1
+    failed=$((failed + 1))
+    note+=", sanitizer reports in $dir"
   fi
-  [ "$status" -eq 0 ] || exit "$status"
+  count "$stage" "$ctest_passed" "$failed" "$note"
 }
 
 if has asan; then
-  echo "== AddressSanitizer + UndefinedBehaviorSanitizer, all tests but the slow ones"
-  sanitizer_build build-asan address
-  reports=$(sanitizer_reports_dir build-asan)
-  status=0
-  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:log_path=$reports/asan \
-  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:log_path=$reports/ubsan \
-    ctest --test-dir build-asan --output-on-failure --parallel "$jobs" -LE slow || status=$?
-  check_sanitizer_reports "$reports" "$status"
+  echo "== asan: AddressSanitizer + UndefinedBehaviorSanitizer build in build-asan/, every test but label slow"
+  if sanitizer_build build-asan address; then
+    reports=$(sanitizer_reports_dir build-asan)
+    ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:log_path=$reports/asan \
+    UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:log_path=$reports/ubsan \
+      run_ctest asan build-asan --parallel "$jobs" -LE slow
+    sanitizer_count asan "$reports"
+  else
+    count asan 0 1 "the build failed"
+  fi
 fi
 
 if has tsan; then
-  echo "== ThreadSanitizer: table, thread pool, search jobs, server"
-  # Only what the -R filter below runs.
-  targets="kibitz core_tests_generic server_api_tests server_api_dump_samples server_http_tests store_tests"
-  KIBITZ_BUILD_TARGETS="$targets access_tests" sanitizer_build build-tsan thread
-  reports=$(sanitizer_reports_dir build-tsan)
-  status=0
-  TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:log_path=$reports/tsan \
-  KIBITZ_CHAOS_SECONDS=${KIBITZ_CHAOS_SECONDS:-30} \
-    ctest --test-dir build-tsan --output-on-failure --parallel "$jobs" -LE slow \
-      -R 'TranspositionTable|ThreadPool|ChessSearch|DraughtsSearch|server\.|server\.store\.|Scheduler|^chaos$' || status=$?
-  check_sanitizer_reports "$reports" "$status"
+  # Only what the -R filter below runs: core_tests_generic holds the table,
+  # thread pool, search, service (generic.Service.*) and review
+  # (generic.Review.*) tests.
+  targets="kibitz core_tests_generic server_api_tests server_api_dump_samples server_http_tests store_tests access_tests"
+  tsan_tests='TranspositionTable|ThreadPool|ChessSearch|DraughtsSearch|generic\.Service\.|generic\.Review\.|server\.|Scheduler|^chaos$'
+  echo "== tsan: ThreadSanitizer build in build-tsan/ of $targets; tests -R '$tsan_tests' but label slow"
+  if KIBITZ_BUILD_TARGETS="$targets" sanitizer_build build-tsan thread; then
+    reports=$(sanitizer_reports_dir build-tsan)
+    TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:log_path=$reports/tsan \
+    KIBITZ_CHAOS_SECONDS=${KIBITZ_CHAOS_SECONDS:-30} \
+      run_ctest tsan build-tsan --parallel "$jobs" -LE slow -R "$tsan_tests"
+    sanitizer_count tsan "$reports"
+  else
+    count tsan 0 1 "the build failed"
+  fi
 fi
+
 if has fuzz; then
-  echo "== fuzzers"
-  scripts/fuzz.sh "${KIBITZ_FUZZ_SECONDS:-30}"
+  fuzz_seconds=${KIBITZ_FUZZ_SECONDS:-30}
+  echo "== fuzz: scripts/fuzz.sh $fuzz_seconds (every target of fuzz/CMakeLists.txt, build-fuzz/)"
+  fuzz_log=$(mktemp /tmp/kibitz-test-fuzz.XXXXXX)
+  fuzz_status=0
+  scripts/fuzz.sh "$fuzz_seconds" 2>&1 | tee "$fuzz_log" || fuzz_status=$?
+  fuzz_ok=$(grep -c '^fuzz: [a-z_0-9]* ok:' "$fuzz_log" || true)
+  fuzz_bad=$(grep -c '^fuzz: [a-z_0-9]* FAILED' "$fuzz_log" || true)
+  fuzz_note="fuzz targets"
+  if [ "$fuzz_status" -ne 0 ] && [ "$fuzz_bad" -eq 0 ]; then
+    fuzz_bad=1
+    fuzz_note+=", scripts/fuzz.sh exited $fuzz_status with no failing target"
+  fi
+  rm -f "$fuzz_log"
+  count fuzz "$fuzz_ok" "$fuzz_bad" "$fuzz_note"
 fi
-echo "== all tests passed"
+
+echo "== summary"
+for line in "${stage_lines[@]}"; do echo "$line"; done
+echo "$total_passed passed, $total_failed failed"
+[ "$total_failed" -eq 0 ]

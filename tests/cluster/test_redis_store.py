@@ -5,7 +5,11 @@ runs; an instance killed with SIGKILL has its review taken over and resumed
 from its finished plies, finished once; the evaluation library is shared;
 with Redis down the instances are not ready and refuse new jobs with 503
 storage_unavailable while WebSocket analysis goes on, and everything goes on
-when Redis is back."""
+when Redis is back.
+
+No time is asserted: each wait ends on its event (a job's state, a key in
+Redis, a log line), and HANG_GUARD_S only ends a wait whose event never
+came, which fails the test because the event did not happen."""
 
 import asyncio
 import json
@@ -26,6 +30,11 @@ GAME = ("1. e4 e5 2. Nf3 Nc6 3. Bb5 a6 4. Ba4 Nf6 5. O-O Be7 6. Re1 b5 7. Bb3 d6
         "8. c3 O-O 9. h3 Nb8 10. d4 Nbd7 *")
 # Enough work per ply (and under sanitizers) for a kill to come mid-review.
 REVIEW_NODES = int(os.environ.get("KIBITZ_TEST_REVIEW_NODES", "150000"))
+# A hang guard, not a time the test asserts: every wait_until below is for
+# an event that comes in well under a second or a few seconds of search (or
+# a minute-long search's stop), and its expiry fails only because the event
+# never came. Under ctest's TIMEOUT (300 s) for a hang of one wait.
+HANG_GUARD_S = 120
 
 
 def instance(redis, search_threads=1, claim_idle_ms=1500):
@@ -82,7 +91,8 @@ class RedisStore(unittest.TestCase):
             self.assertEqual(status, 202, body)
             ids.append(body["id"])
         for jid in ids:
-            end = wait_until(lambda: finished([b], jid), timeout=60)
+            end = wait_until(lambda: finished([b], jid), timeout=HANG_GUARD_S)
+            self.assertIsNotNone(end, "job %s never finished" % jid)
             self.assertEqual(end["status"], "done", end)
             self.assertEqual(job_of(a, jid)["result"], end["result"])
             self.assertEqual(self.redis.cli("HGET", "kibitz:job:" + jid, "runs"), "1")
@@ -136,7 +146,8 @@ class RedisStore(unittest.TestCase):
             self.assertGreater(int(self.redis.cli("PTTL", k)), 0, k)
         for jid in ids[:2]:
             self.assertEqual(a.request("DELETE", "/v1/jobs/" + jid)[0], 200)
-            end = wait_until(lambda: finished([b], jid), timeout=60)
+            end = wait_until(lambda: finished([b], jid), timeout=HANG_GUARD_S)
+            self.assertIsNotNone(end, "job %s never ended after its DELETE" % jid)
             self.assertEqual(end["status"], "cancelled", end)
         # Finished: out of the unfinished set; the client may queue again.
         self.assertEqual(self.redis.cli("ZCARD", "kibitz:owner:9:127.0.0.1:open"), "0")
@@ -149,23 +160,31 @@ class RedisStore(unittest.TestCase):
         status, _, body = a.post("/v1/jobs", {"fen": CHESS_MIDDLE, "limits": {"movetime_ms": 60000}})
         self.assertEqual(status, 202)
         jid = body["id"]
-        runner = wait_until(lambda: job_of(a, jid)["status"] == "running" and self.holder(jid))
-        self.assertIsNotNone(runner)
+        runner = wait_until(lambda: job_of(a, jid)["status"] == "running" and self.holder(jid),
+                            timeout=HANG_GUARD_S)
+        self.assertTrue(runner, "the job never ran: %s" % job_of(a, jid))
         other = [s for s in self.servers if s is not runner][0]
         status, _, body = other.request("DELETE", "/v1/jobs/" + jid)
         self.assertEqual(status, 200, body)
-        end = wait_until(lambda: finished([other], jid), timeout=10)
-        self.assertIsNotNone(end, "the runner did not stop")
-        self.assertEqual(end["status"], "cancelled")
+        # The job asks for a minute: it ends cancelled with a stopped result
+        # only when the DELETE reached the search where it runs.
+        end = wait_until(lambda: finished([other], jid), timeout=HANG_GUARD_S)
+        self.assertIsNotNone(end, "the job never ended after its DELETE")
+        self.assertEqual(end["status"], "cancelled", end)
         self.assertIsNotNone(end["result"])  # the best result so far is kept
+        self.assertIs(end["result"]["stopped"], True, end)
+        self.assertTrue(wait_until(lambda: "job %s finished: cancelled" % jid in runner.log(),
+                                   timeout=HANG_GUARD_S), runner.log()[-3000:])
         # A queued job cancelled elsewhere ends at once and never runs.
         status, _, body = other.post("/v1/jobs", {"fen": CHESS_MIDDLE, "limits": {"movetime_ms": 60000}})
         busy = body["id"]
-        wait_until(lambda: job_of(a, busy)["status"] == "running")
+        self.assertTrue(wait_until(lambda: job_of(a, busy)["status"] == "running", timeout=HANG_GUARD_S),
+                        job_of(a, busy))
         status, _, body = other.post("/v1/jobs", {"fen": CHESS_MIDDLE, "limits": {"movetime_ms": 60001}})
         self.assertEqual(status, 202, body)
         busy2 = body["id"]
-        wait_until(lambda: job_of(a, busy2)["status"] == "running")
+        self.assertTrue(wait_until(lambda: job_of(a, busy2)["status"] == "running", timeout=HANG_GUARD_S),
+                        job_of(a, busy2))
         status, _, body = other.post("/v1/jobs", {"limits": {"depth": 5}})
         queued = body["id"]
         self.assertEqual(job_of(a, queued)["status"], "queued")
@@ -173,7 +192,9 @@ class RedisStore(unittest.TestCase):
         self.assertEqual((status, body["status"]), (200, "cancelled"))
         for jid in (busy, busy2):
             self.assertEqual(other.request("DELETE", "/v1/jobs/" + jid)[0], 200)
-            self.assertEqual(wait_until(lambda: finished([a], jid), timeout=10)["status"], "cancelled")
+            end = wait_until(lambda: finished([a], jid), timeout=HANG_GUARD_S)
+            self.assertIsNotNone(end, "job %s never ended after its DELETE" % jid)
+            self.assertEqual(end["status"], "cancelled", end)
         self.assertEqual(job_of(other, queued)["status"], "cancelled")
         self.assertEqual(self.redis.cli("HGET", "kibitz:job:" + queued, "runs"), "")
 
@@ -183,14 +204,16 @@ class RedisStore(unittest.TestCase):
         status, _, body = a.post("/v1/games/annotate", {"pgn": GAME, "limits": {"nodes": REVIEW_NODES}})
         self.assertEqual(status, 202, body)
         jid = body["id"]
-        wait_until(lambda: (job_of(a, jid)["progress"] or {}).get("ply", 0) >= 3, timeout=60)
+        self.assertTrue(wait_until(lambda: (job_of(a, jid)["progress"] or {}).get("ply", 0) >= 3,
+                                   timeout=HANG_GUARD_S), job_of(a, jid))
         runner = self.holder(jid)
         self.assertIsNotNone(runner)
         ply = job_of(a, jid)["progress"]["ply"]
         self.assertLess(ply, 40, "the review ended before the kill; raise REVIEW_NODES")
         runner.kill()
         other = [s for s in self.servers if s is not runner][0]
-        end = wait_until(lambda: finished([other], jid), timeout=120)
+        end = wait_until(lambda: finished([other], jid), timeout=HANG_GUARD_S)
+        self.assertIsNotNone(end, "the review was never finished by the instance left")
         self.assertEqual(end["status"], "done", end)
         m = re.search(r"review %s .*resumes with (\d+) of (\d+) plies finished" % jid, other.log())
         self.assertIsNotNone(m, other.log()[-3000:])
@@ -205,12 +228,12 @@ class RedisStore(unittest.TestCase):
         status, _, first = a.post("/v1/analyze", req)
         self.assertEqual((status, first["source"], first["stopped"]), (200, "search", False))
         req["limits"]["depth"] = 7
-
-        def served():
-            s, hdrs, body = b.post("/v1/analyze", req)
-            return body if body.get("source") == "library" else None
-        second = wait_until(served, timeout=5)
-        self.assertIsNotNone(second, "not served from the shared library")
+        # The analysis is written to the library in Redis after its answer:
+        # once the key is there, the other instance answers from it.
+        self.assertTrue(wait_until(lambda: self.redis.cli("--scan", "--pattern", "kibitz:eval:*").strip(),
+                                   timeout=HANG_GUARD_S), "the analysis never reached the library in Redis")
+        status, _, second = b.post("/v1/analyze", req)
+        self.assertEqual((status, second.get("source")), (200, "library"), second)
         self.assertEqual(second["lines"], first["lines"])
         status, _, ev = b.get("/v1/evals?game=chess&fen=" + CHESS_MIDDLE.replace(" ", "%20"))
         self.assertEqual((status, ev["depth"]), (200, 8))
@@ -218,10 +241,11 @@ class RedisStore(unittest.TestCase):
     def test_redis_down_means_not_ready_and_503_then_everything_goes_on(self):
         a, b = self.start(2)
         status, _, body = a.post("/v1/jobs", {"fen": CHESS_MIDDLE, "limits": {"movetime_ms": 1500}})
+        self.assertEqual(status, 202, body)
         jid = body["id"]
         self.redis.stop()
         for s in (a, b):
-            self.assertEqual(wait_until(lambda: s.get("/readyz")[0] == 503, timeout=10), True)
+            self.assertEqual(wait_until(lambda: s.get("/readyz")[0] == 503, timeout=HANG_GUARD_S), True)
             self.assertEqual(s.get("/readyz")[2]["error"]["code"], "storage_unavailable")
             status, _, body = s.post("/v1/jobs", {"limits": {"depth": 5}})
             self.assertEqual((status, body["error"]["code"]), (503, "storage_unavailable"))
@@ -238,12 +262,15 @@ class RedisStore(unittest.TestCase):
         self.assertEqual(asyncio.run(ws_analysis())["type"], "bestmove")
         self.redis.start()
         for s in (a, b):
-            self.assertEqual(wait_until(lambda: s.get("/readyz")[0] == 200, timeout=10), True)
-        end = wait_until(lambda: finished([b], jid), timeout=30)
+            self.assertEqual(wait_until(lambda: s.get("/readyz")[0] == 200, timeout=HANG_GUARD_S), True)
+        end = wait_until(lambda: finished([b], jid), timeout=HANG_GUARD_S)
+        self.assertIsNotNone(end, "the job accepted before the outage never finished")
         self.assertEqual(end["status"], "done", end)
         status, _, body = b.post("/v1/jobs", {"limits": {"depth": 5}})
-        self.assertEqual(status, 202)
-        self.assertEqual(wait_until(lambda: finished([a], body["id"]), timeout=30)["status"], "done")
+        self.assertEqual(status, 202, body)
+        end = wait_until(lambda: finished([a], body["id"]), timeout=HANG_GUARD_S)
+        self.assertIsNotNone(end, "the job accepted after the outage never finished")
+        self.assertEqual(end["status"], "done", end)
         self.assertEqual(self.redis.cli("GET", "kibitz:finished"), "2")
 
 

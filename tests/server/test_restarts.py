@@ -15,13 +15,16 @@ Clients of each iteration, all at once:
   - short requests one after the other (small analyses, moves, health).
 The jobs and the review are then polled over a keep-alive connection.
 
-Each iteration checks: the process exits with status 0 within
-KIBITZ_RESTARTS_EXIT_SECONDS (default 5) of the signal; its log has no
-crash or sanitizer report; nothing listens afterwards; and every client got
-a complete answer (schema-valid, 200/202 or 503 shutting_down) or a clean
-end (connection refused, closed before any byte of an answer, a WebSocket
-closed with 1001) -- never a truncated answer, another status, a failed
-job or a client still waiting.
+Each iteration checks: the process exits with status 0 after the signal;
+its log has no crash or sanitizer report; nothing listens afterwards; and
+every client got a complete answer (schema-valid, 200/202 or 503
+shutting_down; a minute-long analysis answered 200 only as stopped) or a
+clean end (connection refused, closed before any byte of an answer, a
+WebSocket closed with 1001) -- never a truncated answer, another status, a
+failed job or a client still waiting. No time is asserted (the exit times are
+printed): the WebSocket's analysis is infinite, so only a server that stops
+its searches exits, and one that does not is caught by EXIT_HANG_GUARD_S,
+with its threads' stacks.
 
 Environment: KIBITZ_RESTARTS_SEED (default 1), KIBITZ_RESTARTS_ITERATIONS
 (default 100), KIBITZ_RESTARTS_ONLY=N (run iteration N alone: the
@@ -55,7 +58,11 @@ SEED = int(os.environ.get("KIBITZ_RESTARTS_SEED", "1"))
 ITERATIONS = int(os.environ.get("KIBITZ_RESTARTS_ITERATIONS", "100"))
 ONLY = os.environ.get("KIBITZ_RESTARTS_ONLY")
 KEEP_GOING = os.environ.get("KIBITZ_RESTARTS_KEEP_GOING") == "1"
-EXIT_SECONDS = float(os.environ.get("KIBITZ_RESTARTS_EXIT_SECONDS", "5"))
+# A hang guard, not a time the test asserts: longer than any search a
+# client asks for (a minute), so a server that waits for its searches rather
+# than stopping them shows as answers not stopped, and one that never exits
+# is reported with its threads' stacks rather than by ctest's TIMEOUT.
+EXIT_HANG_GUARD_S = 90
 # A client that has no answer after this long, with the server gone, hangs.
 CLIENT_TIMEOUT = 30
 # The sync analysis, the stream, the WebSocket, a job (1 thread) and the
@@ -467,15 +474,15 @@ class RestartsTest(unittest.TestCase):
                 s.proc.send_signal(sig)
                 sent = time.monotonic()
             try:
-                code = s.proc.wait(timeout=EXIT_SECONDS)
+                code = s.proc.wait(timeout=EXIT_HANG_GUARD_S)
                 seconds = time.monotonic() - sent
                 summary["exit seconds"].append(seconds)
                 print("iteration %d: %s, exit %d after %.3f s" % (number, plan, code, seconds), flush=True)
                 if code != 0:
                     failures.append("exit status %d after %s" % (code, sig.name))
             except subprocess.TimeoutExpired:
-                failures.append("still running %.0f s after %s; its threads:\n%s"
-                                % (EXIT_SECONDS, sig.name, thread_stacks(s.proc.pid)))
+                failures.append("never exited after %s (hang guard: %.0f s); its threads:\n%s"
+                                % (sig.name, EXIT_HANG_GUARD_S, thread_stacks(s.proc.pid)))
                 s.kill()
             deadline = time.monotonic() + CLIENT_TIMEOUT + 10
             for c in clients:

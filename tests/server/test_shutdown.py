@@ -1,5 +1,10 @@
 """SIGTERM: the server stops accepting, cancels its searches, closes
-WebSockets with 1001, answers requests in progress, and exits 0 quickly."""
+WebSockets with 1001, answers requests in progress, and exits 0.
+
+No time is asserted: that the searches were cancelled is read from what the
+clients got (the minute-long analysis answered as stopped, or 503
+shutting_down; the infinite one closed with 1001), and a server that does
+not stop is caught by HANG_GUARD_S."""
 
 import asyncio
 import json
@@ -14,6 +19,12 @@ import websockets
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from kibitz_server import CHESS_MIDDLE, Server, wait_until  # noqa: E402
+
+# A hang guard, not a time the test asserts: the WebSocket's analysis is
+# infinite and the synchronous one asks for a minute, so a server that does
+# not stop them never exits; one that lets them run to their limits answers
+# the minute-long analysis as not stopped. Within ctest's TIMEOUT (120 s).
+HANG_GUARD_S = 90
 
 
 class ShutdownTest(unittest.TestCase):
@@ -59,15 +70,20 @@ class ShutdownTest(unittest.TestCase):
             self.assertTrue(ready.wait(30))
             self.assertTrue(wait_until(lambda: s.metric("kibitz_jobs_running") == 2))
 
-            code, seconds = s.terminate(timeout=10)
+            code, _ = s.terminate(timeout=HANG_GUARD_S)
             self.assertEqual(code, 0, s.log())
-            self.assertLess(seconds, 5.0)
-            wt.join(10)
-            t.join(10)
-            self.assertEqual(done.get("code"), 1001)
+            self.assertIn("signal 15: shutting down", s.log())
+            wt.join(HANG_GUARD_S)
+            t.join(HANG_GUARD_S)
+            self.assertFalse(wt.is_alive() or t.is_alive(), "a client still waits after the exit")
             self.assertIn("reply", sync_result, sync_result)
             status, _, body = sync_result["reply"]
-            self.assertIn(status, (200, 503), body)
+            # The minute-long search was cancelled, not run to its limit.
+            if status == 200:
+                self.assertIs(body.get("stopped"), True, body)
+            else:
+                self.assertEqual((status, body.get("error", {}).get("code")), (503, "shutting_down"), body)
+            self.assertEqual(done.get("code"), 1001)
             # Nothing listens any more.
             with self.assertRaises(OSError):
                 socket.create_connection(("127.0.0.1", s.port), timeout=2)
