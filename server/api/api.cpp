@@ -323,7 +323,9 @@ class ApiImpl final : public Api {
     // its end (stored before this record shows it): then every instance
     // answers that end.
     if (!job || core_->store->queue()) {
-      if (auto stored = stored_job_reply(*core_->store, id)) {
+      auto stored = stored_job_reply(*core_->store, id);
+      if (stored && stored->status != 200 && job) stored.reset();  // unreadable: what is held here
+      if (stored) {
         const bool running_here = job && job->to_json().value("status", "") == "running";
         const std::string status =
             stored->body.is_object() ? stored->body.value("status", "") : std::string();

@@ -58,17 +58,31 @@ json job_json(const store::JobRecord& r) {
 
 }  // namespace
 
+namespace {
+
+Reply unreadable(const std::string& why) {
+  Reply r = error_reply(503, "storage_unavailable",
+                        "the job could not be read from the store (" + why + "); retry later");
+  r.headers.emplace_back("Retry-After", "1");
+  return r;
+}
+
+}  // namespace
+
 std::optional<Reply> stored_job_reply(store::Store& store, std::string_view id) {
   if (id.size() != 32) return std::nullopt;  // never an id: no round trip
-  auto r = store.load_job(std::string(id));
-  if (!r) return std::nullopt;
-  return Reply{200, job_json(*r), nullptr, {}};
+  auto loaded = store.load_job(std::string(id));
+  if (!loaded) return unreadable(loaded.error());
+  if (!*loaded) return std::nullopt;
+  return Reply{200, job_json(**loaded), nullptr, {}};
 }
 
 std::optional<Reply> cancel_stored_job(store::Store& store, std::string_view id) {
   if (id.size() != 32) return std::nullopt;
-  auto r = store.load_job(std::string(id));
-  if (!r) return std::nullopt;
+  auto loaded = store.load_job(std::string(id));
+  if (!loaded) return unreadable(loaded.error());
+  if (!*loaded) return std::nullopt;
+  auto r = std::move(*loaded);
   if (r->finished_ms) return Reply{200, job_json(*r), nullptr, {}};
   store::JobUpdate u;
   u.id = r->id;
@@ -84,7 +98,7 @@ std::optional<Reply> cancel_stored_job(store::Store& store, std::string_view id)
         503, "storage_unavailable",
         "the cancellation could not be stored (" + stored.error() + "); retry later");
   if (!u.finished_ms && store.queue()) store.queue()->publish_cancel(r->id);
-  if (auto now = store.load_job(r->id)) r = std::move(now);
+  if (auto now = store.load_job(r->id); now && *now) r = std::move(*now);
   return Reply{200, job_json(*r), nullptr, {}};
 }
 

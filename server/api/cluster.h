@@ -38,12 +38,13 @@ class Dispatcher {
 };
 
 // GET /v1/jobs/{id} of a job this instance does not hold: as the store
-// keeps it, or nullopt when unknown.
+// keeps it, nullopt when unknown, or 503 storage_unavailable when the
+// store cannot be read (never 404 for a job the store may still hold).
 std::optional<Reply> stored_job_reply(store::Store& store, std::string_view id);
 
 // DELETE /v1/jobs/{id} of a job this instance does not hold: a queued job
 // ends as cancelled at once; a running one is marked and its instance told
-// (it stops and keeps its best result). nullopt when unknown.
+// (it stops and keeps its best result). nullopt when unknown; 503 as above.
 std::optional<Reply> cancel_stored_job(store::Store& store, std::string_view id);
 
 }  // namespace kibitz::server

@@ -64,6 +64,9 @@ class RedisConn {
 
   // Connects unless connected (or a connect failed within 250 ms).
   bool ensure();
+  // The next ensure() connects even within 250 ms of a failed attempt (Redis
+  // was seen up on another connection).
+  void reconnect_now() { last_attempt_ = {}; }
   bool connected() const { return ctx_ != nullptr; }
   void drop();
 

@@ -266,12 +266,13 @@ class RedisStore final : public Store, public JobQueue {
     behind(eval(redis_lua::kReleaseKey, {idempotency_key(owner, key)}, {job_id}));
   }
 
-  std::optional<JobRecord> load_job(const std::string& id) override {
+  Expected<std::optional<JobRecord>, std::string> load_job(const std::string& id) override {
     auto r = run({"HGETALL", job_key(id)}, false);
-    if (!r || r->items().empty()) return std::nullopt;
+    if (!r) return Unexpected(r.error());
+    if (r->items().empty()) return std::optional<JobRecord>{};
     auto m = as_map(*r);
-    if (!m.count("id")) return std::nullopt;
-    return record_of(m);
+    if (!m.count("id")) return std::optional<JobRecord>{};
+    return std::optional<JobRecord>{record_of(m)};
   }
 
   // --- the evaluation library ---
@@ -490,11 +491,18 @@ class RedisStore final : public Store, public JobQueue {
     if (!health_.up()) return down();
     std::lock_guard lock(conn_mutex_);
     if (!health_.up()) return down();  // seen down while this waited for the connection
-    flush_pending();
-    bool waiting;
-    {
-      std::lock_guard p(pending_mutex_);
-      waiting = !pending_.empty();
+    // Twice: the first use of a connection Redis dropped (a restart) fails
+    // and drops it; the second connects again. The health thread saw Redis
+    // up, so a read is not answered "unavailable" for a stale socket.
+    bool waiting = false;
+    for (int attempt = 0; attempt < 2; ++attempt) {
+      flush_pending();
+      {
+        std::lock_guard p(pending_mutex_);
+        waiting = !pending_.empty();
+      }
+      if (!waiting || conn_.connected()) break;
+      conn_.reconnect_now();
     }
     RedisResult r =
         waiting ? RedisResult(Unexpected(std::string("redis is unavailable"))) : conn_.command(cmd);

@@ -127,10 +127,11 @@ class Store {  // thread-safe
   // --- several instances sharing one store (Redis); the single-instance
   // backends keep these defaults ---
   // The job as kept now, wherever it runs; nullopt when unknown (or this
-  // backend keeps jobs only through load_jobs at start).
-  virtual std::optional<JobRecord> load_job(const std::string& id) {
+  // backend keeps jobs only through load_jobs at start); an error when the
+  // store could not be read (a job is not unknown because Redis is away).
+  virtual Expected<std::optional<JobRecord>, std::string> load_job(const std::string& id) {
     (void)id;
-    return std::nullopt;
+    return std::optional<JobRecord>{};
   }
   // The queue jobs go through to whichever instance runs them, or nullptr:
   // a job runs where it was submitted.

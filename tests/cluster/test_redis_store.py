@@ -250,6 +250,14 @@ class RedisStore(unittest.TestCase):
             status, _, body = s.post("/v1/jobs", {"limits": {"depth": 5}})
             self.assertEqual((status, body["error"]["code"]), (503, "storage_unavailable"))
             self.assertEqual(s.get("/healthz")[0], 200)
+        # The job is not unknown because the store is away: the instance
+        # running it (if one is) shows it; any other answers 503, never 404.
+        answers = [s.get("/v1/jobs/" + jid) for s in (a, b)]
+        for status, _, body in answers:
+            self.assertIn(status, (200, 503), body)
+            if status == 503:
+                self.assertEqual(body["error"]["code"], "storage_unavailable", body)
+        self.assertIn(503, [st for st, _, _ in answers])  # one of them does not hold it
 
         async def ws_analysis():
             async with websockets.connect(a.ws_url()) as ws:
