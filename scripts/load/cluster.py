@@ -189,7 +189,7 @@ class Cluster:
                "KIBITZ_LOG_LEVEL": "info", "KIBITZ_MAX_JOBS": "100000",
                # Every job comes from one client, the test: the per-client caps stay out of it.
                "KIBITZ_MAX_WORK_PER_CLIENT": "100000", "KIBITZ_MAX_JOBS_PER_CLIENT": "100000",
-               "KIBITZ_QUEUE_SIZE": "100000"}
+               "KIBITZ_MAX_THREADS_PER_CLIENT": str(threads), "KIBITZ_QUEUE_SIZE": "100000"}
         env.update(extra_env or {})
         self.kibitz = [Kibitz(binary, "kibitz%d" % i, work, env, threads) for i in (1, 2, 3)]
         for k in self.kibitz:
@@ -456,8 +456,11 @@ def stall_run(c, seconds):
     ends = wait_finished(hp, before, timeout=120)
     # A job whose holder could not beat for longer than claim_idle_ms may
     # be taken over once Redis answers again (run twice, finished once).
+    # "runs" counts the instances a job took down: a holder that finds its
+    # job taken over gives its run back, even when it then finishes the job
+    # first (seen under ASan: done, runs 0), so it is shown, not checked.
     runs = [int(c.redis.cli("HGET", "kibitz:job:" + j, "runs") or 0) for j in before]
-    if any(e["status"] != "done" for e in ends.values()) or min(runs) < 1:
+    if any(e["status"] != "done" or not e.get("result") for e in ends.values()):
         fail("stall: jobs accepted before: %s, runs %s" %
              ([e["status"] for e in ends.values()], runs))
     figures = "; ".join("%s p50 %.2f ms p99 %.2f ms max %.2f ms (%d)" % (
@@ -627,6 +630,7 @@ def main():
             # deploy/ sets it); clients are their key, or (--addresses) the
             # address HAProxy forwards.
             env = {"KIBITZ_LOG_LEVEL": "warn", "KIBITZ_MAX_CONNECTIONS_PER_CLIENT": "0",
+                   "KIBITZ_MAX_THREADS_PER_CLIENT": "0",
                    "KIBITZ_MAX_JOBS": "1000", "KIBITZ_MAX_WORK_PER_CLIENT": "16",
                    "KIBITZ_MAX_JOBS_PER_CLIENT": "200", "KIBITZ_QUEUE_SIZE": "64"}
             if a.addresses:
@@ -645,7 +649,11 @@ def main():
             ok = True
             print("cluster: hostile OK", flush=True)
             return
-        c = Cluster(a.binary, work)
+        # Two search threads an instance: one of them is interactive work's
+        # alone (interactive_reserved_threads), so the WebSocket analysis of
+        # the stall run never waits for a job (with one thread, a job takes
+        # it: 11 s under ASan, longer than the stall).
+        c = Cluster(a.binary, work, threads=2)
         main_run(c, a.jobs, a.nodes)
         if a.stall > 0:
             stall_run(c, a.stall)

@@ -1,7 +1,7 @@
 """A store that stalls never holds the network threads (issue 41, point 5).
 
 A test build's hook (KIBITZ_TEST_HOOKS, KIBITZ_TEST_STORE_WRITE_DELAY_MS)
-makes each SQLite commit wait 2 s, as a disk that stalls would. Clients
+makes each SQLite commit wait 6 s, as a disk that stalls would. Clients
 submit jobs, whose creation is a durable write, while a probe asks /healthz
 on a connection of its own. Checked by events, not by times: the server
 shows the submissions in flight on its store threads (the gauge
@@ -23,7 +23,11 @@ sys.path.insert(0, HERE)
 
 from kibitz_server import CHESS_MIDDLE, Server, wait_until  # noqa: E402
 
-DELAY_MS = 2000
+# Each commit waits this long. The tests wait for events (the store's
+# calls in /metrics), and assert no time; the delay only has to hold every
+# submission in the store until all have arrived, on a loaded machine too
+# (at 2 s, one CI run saw the first commit end before the third came).
+DELAY_MS = 6000
 HOOK_LINE = "test hook: each commit is delayed"
 
 
