@@ -1,7 +1,8 @@
 """A store that stalls never holds the network threads (issue 41, point 5).
 
 A test build's hook (KIBITZ_TEST_HOOKS, KIBITZ_TEST_STORE_WRITE_DELAY_MS)
-makes each SQLite commit wait 6 s, as a disk that stalls would. Clients
+makes each SQLite commit wait 2 s (6 s for the full queue), as a disk that
+stalls would. Clients
 submit jobs, whose creation is a durable write, while a probe asks /healthz
 on a connection of its own. Checked by events, not by times: the server
 shows the submissions in flight on its store threads (the gauge
@@ -24,10 +25,13 @@ sys.path.insert(0, HERE)
 from kibitz_server import CHESS_MIDDLE, Server, wait_until  # noqa: E402
 
 # Each commit waits this long. The tests wait for events (the store's
-# calls in /metrics), and assert no time; the delay only has to hold every
-# submission in the store until all have arrived, on a loaded machine too
-# (at 2 s, one CI run saw the first commit end before the third came).
-DELAY_MS = 6000
+# calls in /metrics), and assert no time; the delay only has to hold the
+# submissions in the store until all have arrived, on a loaded machine too.
+DELAY_MS = 2000
+# The full-queue test needs three submissions in flight on one store thread
+# at once: at 2 s a loaded CI machine saw the first commit end before the
+# third came.
+FULL_QUEUE_DELAY_MS = 6000
 HOOK_LINE = "test hook: each commit is delayed"
 
 
@@ -140,7 +144,8 @@ class StoreStall(unittest.TestCase):
     def test_a_full_store_queue_is_503_at_once(self):
         # One store thread and room for two waiting calls: three submissions
         # in flight, and the fourth is refused without waiting.
-        s = self.server(KIBITZ_STORE_THREADS=1, KIBITZ_STORE_QUEUE_SIZE=2)
+        s = self.server(KIBITZ_STORE_THREADS=1, KIBITZ_STORE_QUEUE_SIZE=2,
+                        KIBITZ_TEST_STORE_WRITE_DELAY_MS=FULL_QUEUE_DELAY_MS)
         subs = Submissions(s, 3).start()
         self.assertEqual(wait_until(lambda: store_calls(s) == (1, 2), timeout=30), True,
                          "the submissions never showed on the store's thread and queue")
