@@ -65,6 +65,7 @@ const std::vector<Field>& fields() {
       {"idle_timeout_ms", &Config::idle_timeout_ms, 1, std::numeric_limits<int>::max()},
       {"max_connections", &Config::max_connections, 1, 10'000'000},
       {"max_connections_per_client", &Config::max_connections_per_client, 0, 10'000'000},
+      {"max_websockets_per_client", &Config::max_websockets_per_client, 0, 10'000'000},
       {"job_deadline_ms", &Config::job_deadline_ms, 1, kMax / 2},
       {"job_retention_s", &Config::job_retention_s, 0, 10 * 365 * 86400},
       {"max_jobs", &Config::max_jobs, 1, 100'000'000},

@@ -47,6 +47,7 @@ struct Config {
   // IPv6 /64 (429 too_many_connections; 0 = no cap).
   size_t max_connections = 10'000;
   size_t max_connections_per_client = 256;
+  size_t max_websockets_per_client = 256;  // per key or client, whatever the address
   // Proxies (addresses or ranges, comma-separated) whose X-Forwarded-For
   // names the client; "": none, the client is the connection's address.
   std::string trusted_proxies;

@@ -32,10 +32,16 @@ void ConnectionSlot::release() {
     limits->release(client_);
 }
 
-void ConnectionLimits::configure(size_t overall, size_t per_client) {
+void ConnectionLimits::configure(size_t overall, size_t per_client, size_t websockets_per_client) {
   std::lock_guard lock(mutex_);
   overall_ = std::max<size_t>(1, overall);
   per_client_ = per_client;
+  websockets_per_client_ = websockets_per_client;
+}
+
+size_t ConnectionLimits::websockets_per_client_cap() const {
+  std::lock_guard lock(mutex_);
+  return websockets_per_client_;
 }
 
 size_t ConnectionLimits::overall_cap() const {
@@ -72,10 +78,10 @@ ConnectionSlot ConnectionLimits::admit(std::string client, Refusal* refusal) {
   return ConnectionSlot(this, std::move(client), false);
 }
 
-ConnectionSlot ConnectionLimits::admit_key_websocket(std::string owner) {
+ConnectionSlot ConnectionLimits::admit_websocket(std::string owner) {
   std::lock_guard lock(mutex_);
   auto it = by_key_.find(owner);
-  if (per_client_ > 0 && it != by_key_.end() && it->second >= per_client_) {
+  if (websockets_per_client_ > 0 && it != by_key_.end() && it->second >= websockets_per_client_) {
     ++refused_per_key_;
     return {};
   }

@@ -46,16 +46,21 @@ class ConnectionLimits {  // thread-safe; outlives every slot it gives
  public:
   enum class Refusal { none, per_client, overall };
 
-  // overall: at least 1; per_client: 0 = no cap per client.
-  void configure(size_t overall, size_t per_client);
+  // overall: at least 1; per_client: 0 = no cap per client address;
+  // websockets_per_client: 0 = no cap per client (admit_websocket).
+  void configure(size_t overall, size_t per_client, size_t websockets_per_client = 0);
   size_t overall_cap() const;
   size_t per_client_cap() const;
+  size_t websockets_per_client_cap() const;
 
   // A held slot, or an empty one and why (the refusal is counted).
   ConnectionSlot admit(std::string client, Refusal* refusal);
-  // A WebSocket upgrade with a key (`owner`: client_owner()): a held slot,
-  // or an empty one when the key has per_client_cap() WebSockets open.
-  ConnectionSlot admit_key_websocket(std::string owner);
+  // A WebSocket upgrade of a client (`owner`: client_owner(), its key or
+  // its address, a forwarded one behind a trusted proxy): a held slot, or
+  // an empty one when it has websockets_per_client_cap() WebSockets open.
+  // Counted apart from the connections per address, which behind a proxy
+  // are all the proxy's.
+  ConnectionSlot admit_websocket(std::string owner);
   size_t websockets_of_key(const std::string& owner) const;
   // Refusals being answered at once are few (each holds a descriptor for
   // up to a couple of seconds): beyond kMaxRefusing in all, or
@@ -77,7 +82,7 @@ class ConnectionLimits {  // thread-safe; outlives every slot it gives
   void release_key(const std::string& owner);
 
   mutable std::mutex mutex_;
-  size_t overall_ = 10000, per_client_ = 0;
+  size_t overall_ = 10000, per_client_ = 0, websockets_per_client_ = 0;
   size_t open_ = 0, refusing_ = 0;
   std::unordered_map<std::string, size_t> by_client_;        // erased at 0
   std::unordered_map<std::string, size_t> refusing_client_;  // erased at 0

@@ -706,19 +706,20 @@ void HttpSession::handle_static(const Request& req) {
 }
 
 void HttpSession::upgrade(Request&& req) {
-  // With a key, the key is the client: its WebSockets, from any address,
-  // have the per-client connection cap.
-  ConnectionSlot key_slot;
-  if (!ex_.key_id.empty()) {
-    key_slot = ctx_.connections.admit_key_websocket(client_owner("", ex_.key_id));
-    if (!key_slot.held()) {
-      ex_.keep_alive = false;
-      return reply_error(429, "too_many_connections",
-                         "API key \"" + ex_.key_id + "\" has " +
-                             std::to_string(ctx_.connections.per_client_cap()) +
-                             " WebSockets open; close one or retry later",
-                         {{"Retry-After", "1"}});
-    }
+  // The client (its key, or its address: behind a trusted proxy the one
+  // forwarded) has at most max_websockets_per_client WebSockets open here,
+  // from any addresses: a WebSocket holds a proxy's connection to this
+  // instance for as long as it is open.
+  const std::string owner = client_owner(ex_.client, ex_.key_id);
+  ConnectionSlot key_slot = ctx_.connections.admit_websocket(owner);
+  if (!key_slot.held()) {
+    ex_.keep_alive = false;
+    return reply_error(
+        429, "too_many_connections",
+        (ex_.key_id.empty() ? "client " + ex_.client : "API key \"" + ex_.key_id + "\"") + " has " +
+            std::to_string(ctx_.connections.websockets_per_client_cap()) +
+            " WebSockets open; close one or retry later",
+        {{"Retry-After", "1"}});
   }
   ctx_.api.metrics().observe_request("/v1/ws", "GET", 101, seconds_since(ex_.start));
   spdlog::info("http {} GET {} 101", ip_, loggable_target(ex_.target));

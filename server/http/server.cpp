@@ -91,7 +91,8 @@ Expected<int, std::string> Server::listen() {
     spdlog::warn("{}", note);
   else if (!note.empty())
     spdlog::info("{}", note);
-  impl_->ctx.connections.configure(cap, impl_->ctx.config.max_connections_per_client);
+  impl_->ctx.connections.configure(cap, impl_->ctx.config.max_connections_per_client,
+                                   impl_->ctx.config.max_websockets_per_client);
   std::vector<net::io_context*> contexts;
   for (auto& c : impl_->contexts) contexts.push_back(c.get());
   impl_->listener = std::make_shared<Listener>(std::move(contexts), impl_->ctx);

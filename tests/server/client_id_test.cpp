@@ -115,14 +115,14 @@ TEST(ConnectionLimits, ASlotIsGivenBackExactlyOnce) {
   for (int i = 0; i < 50; ++i) EXPECT_TRUE(limits.admit("x", &why).held());  // no per-client cap
 }
 
-TEST(ConnectionLimits, AKeysWebSocketsHaveTheClientCap) {
+TEST(ConnectionLimits, AClientsWebSocketsHaveTheirCapWithoutAnAddressCap) {
   ConnectionLimits limits;
-  limits.configure(100, 2);
-  ConnectionSlot a = limits.admit_key_websocket("key k");
-  ConnectionSlot b = limits.admit_key_websocket("key k");
+  limits.configure(100, 0, 2);
+  ConnectionSlot a = limits.admit_websocket("key k");
+  ConnectionSlot b = limits.admit_websocket("key k");
   EXPECT_TRUE(a.held() && b.held());
-  EXPECT_FALSE(limits.admit_key_websocket("key k").held());
-  EXPECT_TRUE(limits.admit_key_websocket("key other").held());
+  EXPECT_FALSE(limits.admit_websocket("key k").held());
+  EXPECT_TRUE(limits.admit_websocket("key other").held());
   EXPECT_EQ(limits.open(), 0u);  // counted apart from the connections
   b.release();
   EXPECT_EQ(limits.websockets_of_key("key k"), 1u);

@@ -105,6 +105,7 @@ class ConnectionCapsTest(unittest.TestCase):
     def setUpClass(cls):
         cls.config = config_file({
             "max_connections": OVERALL, "max_connections_per_client": PER_CLIENT,
+            "max_websockets_per_client": PER_CLIENT,
             "access": {"keys": [{"id": "w", "token": "w-token-123"}],
                        "anonymous_scopes": ["info", "ws", "analyze", "metrics"]}})
         cls.server = Server(["--config", cls.config])

@@ -96,6 +96,41 @@ class TrustedProxies(unittest.TestCase):
         self.assertEqual(self.submit("203.0.113.30")[0], 202)
 
 
+class WebSocketsBehindAProxy(unittest.TestCase):
+    def test_a_forwarded_clients_websockets_are_capped_without_an_address_cap(self):
+        """Behind a proxy every connection has its address (no cap per
+        address), yet one client's WebSockets, which each hold one of the
+        proxy's connections, stop at max_websockets_per_client."""
+        env = {"KIBITZ_TRUSTED_PROXIES": "127.0.0.1", "KIBITZ_MAX_CONNECTIONS_PER_CLIENT": "0",
+               "KIBITZ_MAX_WEBSOCKETS_PER_CLIENT": "2"}
+        with Server(env=env) as s:
+            def upgrade(forwarded):
+                c = http.client.HTTPConnection("127.0.0.1", s.port, timeout=60)
+                c.request("GET", "/v1/ws", headers={
+                    "Upgrade": "websocket", "Connection": "Upgrade",
+                    "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==",
+                    "Sec-WebSocket-Version": "13", "X-Forwarded-For": forwarded})
+                r = c.getresponse()
+                if r.status != 101:
+                    body = json.loads(r.read())
+                    c.close()
+                    return r.status, body["error"]["code"], None
+                return r.status, None, c  # kept open: the WebSocket
+            held = []
+            try:
+                for _ in range(2):
+                    status, _, c = upgrade("203.0.113.50")
+                    self.assertEqual(status, 101)
+                    held.append(c)
+                self.assertEqual(upgrade("203.0.113.50")[:2], (429, "too_many_connections"))
+                status, _, c = upgrade("203.0.113.51")  # another client behind the proxy
+                self.assertEqual(status, 101)
+                held.append(c)
+            finally:
+                for c in held:
+                    c.close()
+
+
 class BadTrustedProxies(unittest.TestCase):
     def test_a_bad_range_is_one_line_and_exit_2(self):
         for bad in ("10.0.0.0/33", "fd00::/129", "proxy.example", "10.0.0.0/8x"):
