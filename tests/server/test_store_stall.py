@@ -28,6 +28,7 @@ from kibitz_server import CHESS_MIDDLE, Server, wait_until  # noqa: E402
 # calls in /metrics), and assert no time; the delay only has to hold the
 # submissions in the store until all have arrived, on a loaded machine too.
 DELAY_MS = 2000
+MATED = "rnb1kbnr/pppp1ppp/8/4p3/6Pq/5P2/PPPPP2P/RNBQKBNR w KQkq - 1 3"
 # The full-queue test needs three submissions in flight on one store thread
 # at once: at 2 s a loaded CI machine saw the first commit end before the
 # third came.
@@ -43,19 +44,25 @@ def percentile(values, p):
 class Submissions:
     """N submissions at once, each from its own client (connection)."""
 
-    def __init__(self, server, n, first_nodes=10000):
+    def __init__(self, server, n, first_nodes=10000, instant=False):
         self.server = server
         self.answers = [None] * n
+        self.others_pending = [None] * n
         self.lock = threading.Lock()
+        self.instant = instant
         self.threads = [threading.Thread(target=self._submit, args=(i, first_nodes + i))
                         for i in range(n)]
 
     def _submit(self, i, nodes):
-        # Each job its own request: an identical one would be answered from the cache.
-        answer = self.server.post("/v1/jobs", {"fen": CHESS_MIDDLE, "limits": {"nodes": nodes}},
-                                  timeout=120)
+        # Each job its own request: an identical one would be answered from
+        # the cache. An instant one (a mated position) is one store call, its
+        # creation, with nothing after it: no search that writes its start.
+        body = {"fen": MATED if self.instant else CHESS_MIDDLE, "limits": {"nodes": nodes}}
+        answer = self.server.post("/v1/jobs", body, timeout=120)
         with self.lock:
             self.answers[i] = answer
+            # How many others were still waiting when this one was answered.
+            self.others_pending[i] = sum(1 for a in self.answers if a is None)
 
     def start(self):
         for t in self.threads:
@@ -146,22 +153,49 @@ class StoreStall(unittest.TestCase):
         # in flight, and the fourth is refused without waiting.
         s = self.server(KIBITZ_STORE_THREADS=1, KIBITZ_STORE_QUEUE_SIZE=2,
                         KIBITZ_TEST_STORE_WRITE_DELAY_MS=FULL_QUEUE_DELAY_MS)
-        subs = Submissions(s, 3).start()
-        self.assertEqual(wait_until(lambda: store_calls(s) == (1, 2), timeout=30), True,
-                         "the submissions never showed on the store's thread and queue")
-        status, hdrs, body = s.post("/v1/jobs", {"fen": CHESS_MIDDLE, "limits": {"nodes": 999}})
-        still_pending = subs.unanswered()
-        self.assertEqual((status, body["error"]["code"]), (503, "storage_unavailable"), body)
-        self.assertEqual(hdrs.get("retry-after"), "1")
-        self.assertEqual(still_pending, 3, "the refusal waited for the store")
-        # A read of a job is a store call too, refused the same way; the
-        # answers that need no store are not.
-        status, _, body = s.get("/v1/jobs/" + "0" * 32)
-        self.assertEqual((status, body["error"]["code"]), (503, "storage_unavailable"))
-        self.assertEqual(s.get("/healthz")[0], 200)
-        self.assertEqual(s.get("/readyz")[0], 200)
-        self.assertEqual(s.post("/v1/moves", {"fen": CHESS_MIDDLE})[0], 200)
-        for status, _, body in subs.join():
+        # Jobs answered at once: a job that searched would write its start on
+        # the store's one thread too (seen: (0, 2) and the third refused).
+        subs = Submissions(s, 3, instant=True).start()
+        seen = []
+
+        def refused_among_them():
+            with subs.lock:
+                return [i for i, a in enumerate(subs.answers) if a and a[0] != 202]
+
+        def full():
+            seen.append(store_calls(s))
+            return seen[-1] == (1, 2) or bool(refused_among_them())
+        self.assertEqual(wait_until(full, timeout=30), True,
+                         "the submissions never showed on the store's thread and queue: "
+                         "store calls (running, waiting) seen %s; answers %s"
+                         % (sorted(set(seen)), subs.answers))
+        if refused_among_them():
+            # The store was full before all three were in: another call of
+            # the server's own (the writes after a job's creation) took a
+            # place. The one refused was refused at once: answered while the
+            # other two still waited for their commits.
+            i = refused_among_them()[0]
+            status, hdrs, body = subs.answers[i]
+            self.assertEqual((status, body["error"]["code"]), (503, "storage_unavailable"), body)
+            self.assertEqual(hdrs.get("retry-after"), "1")
+            self.assertEqual(subs.others_pending[i], 2, "the refusal waited for the store")
+            accepted = [a for j, a in enumerate(subs.join()) if j != i]
+        else:
+            status, hdrs, body = s.post("/v1/jobs",
+                                        {"fen": CHESS_MIDDLE, "limits": {"nodes": 999}})
+            still_pending = subs.unanswered()
+            self.assertEqual((status, body["error"]["code"]), (503, "storage_unavailable"), body)
+            self.assertEqual(hdrs.get("retry-after"), "1")
+            self.assertEqual(still_pending, 3, "the refusal waited for the store")
+            # A read of a job is a store call too, refused the same way; the
+            # answers that need no store are not.
+            status, _, body = s.get("/v1/jobs/" + "0" * 32)
+            self.assertEqual((status, body["error"]["code"]), (503, "storage_unavailable"))
+            self.assertEqual(s.get("/healthz")[0], 200)
+            self.assertEqual(s.get("/readyz")[0], 200)
+            self.assertEqual(s.post("/v1/moves", {"fen": CHESS_MIDDLE})[0], 200)
+            accepted = subs.join()
+        for status, _, body in accepted:
             self.assertEqual(status, 202, body)
         # Once the store has room again, it is used again.
         status, _, body = s.post("/v1/jobs", {"fen": CHESS_MIDDLE, "limits": {"nodes": 998}})
