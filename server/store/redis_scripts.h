@@ -17,6 +17,19 @@
 
 namespace kibitz::server::store::redis_lua {
 
+// A Lua function the scripts that end a job (kUpdate, kClaim) start with:
+// the job KEYS[1] is out of its owner's unfinished set, and kept in the
+// caps' sets (kCreate) until `expiry` (ms), when its retention ends.
+#define KIBITZ_LUA_ENDED_IN_CAPS                                         \
+  "local function ended_in_caps(expiry)\n"                               \
+  "  local v = redis.call('HMGET', KEYS[1], 'id', 'owner')\n"            \
+  "  local id, owner = v[1] or '', v[2] or ''\n"                         \
+  "  local pre = 'kibitz:owner:' .. string.len(owner) .. ':' .. owner\n" \
+  "  redis.call('ZREM', pre .. ':open', id)\n"                           \
+  "  redis.call('ZADD', pre .. ':jobs', 'XX', expiry, id)\n"             \
+  "  redis.call('ZADD', 'kibitz:alljobs', 'XX', expiry, id)\n"           \
+  "end\n"
+
 // KEYS job, stream, finished counter, all jobs, the owner's jobs, the
 // owner's unfinished jobs (sorted sets of ids by the time their keys
 // expire). ARGV enqueue ('1'/'0'), id, ttl_ms (a finished job's retention),
@@ -68,7 +81,7 @@ return 1
 // job), 0 (finished already: nothing written) or 1. Finishing acks and
 // deletes the stream entry, takes the job out of its owner's unfinished
 // set (kCreate) and starts the retention.
-inline constexpr const char* kUpdate = R"lua(
+inline constexpr const char* kUpdate = KIBITZ_LUA_ENDED_IN_CAPS R"lua(
 if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
 local fin = redis.call('HGET', KEYS[1], 'finished_ms')
 if fin and fin ~= '0' then return 0 end
@@ -83,13 +96,7 @@ if ARGV[3] == '1' then
   redis.call('PEXPIRE', KEYS[2], ARGV[2])
   redis.call('INCR', KEYS[4])
   redis.call('PEXPIRE', KEYS[4], ARGV[5])
-  local v = redis.call('HMGET', KEYS[1], 'id', 'owner')
-  local id, owner = v[1] or '', v[2] or ''
-  local pre = 'kibitz:owner:' .. string.len(owner) .. ':' .. owner
-  local expiry = tonumber(ARGV[4]) + tonumber(ARGV[2])
-  redis.call('ZREM', pre .. ':open', id)
-  redis.call('ZADD', pre .. ':jobs', 'XX', expiry, id)
-  redis.call('ZADD', 'kibitz:alljobs', 'XX', expiry, id)
+  ended_in_caps(tonumber(ARGV[4]) + tonumber(ARGV[2]))
 end
 return 1
 )lua";
@@ -128,7 +135,7 @@ return 1
 // acked and deleted). A job claimed max_attempts times already (> 0) and
 // never finished took each instance that ran it down: it ends failed with
 // code "crashed" instead, and the count of runs is returned (an integer).
-inline constexpr const char* kClaim = R"lua(
+inline constexpr const char* kClaim = KIBITZ_LUA_ENDED_IN_CAPS R"lua(
 local function drop()
   redis.call('XACK', KEYS[2], ARGV[1], ARGV[2])
   redis.call('XDEL', KEYS[2], ARGV[2])
@@ -148,13 +155,7 @@ if most > 0 and runs >= most then
   redis.call('PEXPIRE', KEYS[3], ARGV[6])
   redis.call('INCR', KEYS[4])
   redis.call('PEXPIRE', KEYS[4], 2592000000)  -- 30 days, as every counter (kCreate)
-  local v = redis.call('HMGET', KEYS[1], 'id', 'owner')
-  local id, owner = v[1] or '', v[2] or ''
-  local pre = 'kibitz:owner:' .. string.len(owner) .. ':' .. owner
-  local expiry = tonumber(ARGV[5]) + tonumber(ARGV[6])
-  redis.call('ZREM', pre .. ':open', id)
-  redis.call('ZADD', pre .. ':jobs', 'XX', expiry, id)
-  redis.call('ZADD', 'kibitz:alljobs', 'XX', expiry, id)
+  ended_in_caps(tonumber(ARGV[5]) + tonumber(ARGV[6]))
   return runs
 end
 redis.call('HSET', KEYS[1], 'status', 'running', 'holder', ARGV[3])
@@ -243,5 +244,7 @@ local v = redis.call('GET', KEYS[1])
 if v and string.match(v, '^(%S+)') == ARGV[1] then redis.call('DEL', KEYS[1]) return 1 end
 return 0
 )lua";
+
+#undef KIBITZ_LUA_ENDED_IN_CAPS
 
 }  // namespace kibitz::server::store::redis_lua
