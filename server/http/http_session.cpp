@@ -121,6 +121,7 @@ void HttpSession::on_header(beast::error_code ec) {
     discard_.emplace(std::move(*parser_));
     discard_->body_limit(ctx_.config.max_body_bytes);
     parser_.reset();
+    if (discard_->is_done()) return on_discarded({});  // no body at all
     return discard_body();
   }
   if (beast::iequals(req[http::field::expect], "100-continue")) {
@@ -137,14 +138,11 @@ void HttpSession::on_header(beast::error_code ec) {
   read_body();
 }
 
-// Only large bodies (a parse costs something) and only the submissions that
-// can be refused without them: no Idempotency-Key (a repeat answers its job
-// at a cap too), a key access control knows or none.
+// Only the submissions that can be refused without their body: no
+// Idempotency-Key (a repeat answers its job at a cap too), a key access
+// control knows or none.
 std::optional<Reply> HttpSession::refused_before_body(const Request& head) {
-  constexpr uint64_t kSmall = 16 * 1024;
   if (head.method() != http::verb::post) return std::nullopt;
-  if (const auto length = parser_->content_length(); length && *length <= kSmall)
-    return std::nullopt;
   const std::string_view target = sv(head.target());
   const std::string_view path = target.substr(0, target.find('?'));
   const char* kind = path == "/v1/jobs"             ? "analyze"
@@ -392,7 +390,6 @@ void HttpSession::dispatch_route(Request& req) {
       return;
     case Route::jobs:
       if (ex_.early_refusal) return reply(std::move(*ex_.early_refusal));
-      if (auto no = refused_early(req, "analyze")) return reply(std::move(*no));
       if (auto body = parse())
         via_store([&api, body = std::move(*body), o = job_origin(req)] {
           return api.submit_job(body, o);
@@ -429,7 +426,6 @@ void HttpSession::dispatch_route(Request& req) {
       return;
     case Route::annotate:
       if (ex_.early_refusal) return reply(std::move(*ex_.early_refusal));
-      if (auto no = refused_early(req, "annotate")) return reply(std::move(*no));
       if (auto body = parse())
         via_store(
             [&api, body = std::move(*body), o = job_origin(req)] { return api.annotate(body, o); });
@@ -739,14 +735,6 @@ void HttpSession::reply(Reply r) {
   // A cached answer is sent from the cache's own string, not copied.
   if (!r.text) r.text = std::make_shared<const std::string>(dump_json(r.body));
   send_body(r.status, "application/json", std::move(r.text), r.headers);
-}
-
-// A job submission refused at a cap before its body is parsed. Not one
-// with an Idempotency-Key: its repeat answers the job it made, at a cap too.
-std::optional<Reply> HttpSession::refused_early(const Request& req, std::string_view kind) {
-  Origin o = job_origin(req);
-  if (o.idempotency_key) return std::nullopt;
-  return ctx_.api.refused_early(kind, o);
 }
 
 // The connection's client, unless the connection comes from a trusted

@@ -107,7 +107,6 @@ class HttpSession : public Session, public std::enable_shared_from_this<HttpSess
   void handle_static(const Request& req);
 
   std::string request_client(const Request& req) const;  // ex_.client
-  std::optional<Reply> refused_early(const Request& req, std::string_view kind);
   Origin origin() const;  // who asks: client_owner(), for the scheduler's fairness
   Origin job_origin(const Request& req) const;  // and its Idempotency-Key
   void reply(Reply r);

@@ -61,6 +61,12 @@ class EarlyRefusal(unittest.TestCase):
                 self.assertEqual(r.status, 429, body)
                 self.assertIn(body["error"]["code"], ("client_jobs_cap", "client_work_cap"))
                 self.assertNotEqual((r.getheader("Connection") or "").lower(), "close")
+            # No body at all (Content-Length: 0): the same, and the
+            # connection goes on.
+            c.request("POST", "/v1/jobs", body=b"", headers={"Content-Type": "application/json"})
+            r = c.getresponse()
+            self.assertEqual((r.status, json.loads(r.read())["error"]["code"]),
+                             (429, "client_jobs_cap"))
             c.request("GET", "/v1/info")
             r = c.getresponse()
             self.assertEqual((r.status, json.loads(r.read())["engine"]["name"]), (200, "Kibitz"))
