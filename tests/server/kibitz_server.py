@@ -28,7 +28,16 @@ DRAUGHTS_START = "W:Wa1,a3,b2,c1,c3,d2,e1,e3,f2,g1,g3,h2:Ba7,b6,b8,c7,d6,d8,e7,f
 class Server:
     """`with Server(extra_args, env) as s:` runs one kibitz server."""
 
-    def __init__(self, args=(), env=None, search_threads=2, preexec_fn=None):
+    def __init__(self, args=(), env=None, search_threads=2, preexec_fn=None, config=None):
+        """`config`: a dict written to a file of its own for --config,
+        removed again by kill()."""
+        self.config_file = None
+        if config is not None:
+            f = tempfile.NamedTemporaryFile("w", suffix=".json", delete=False)
+            json.dump(config, f)
+            f.close()
+            self.config_file = f.name
+            args = ["--config", f.name, *args]
         self.args = ["serve", "--port", "0", "--search-threads", str(search_threads),
                      "--hash-chess", "8", "--hash-draughts", "8", *args]
         self.env = dict(os.environ)
@@ -76,6 +85,9 @@ class Server:
             self.proc.wait()
         if self.own_store and self.proc and self.proc.poll() is not None:
             shutil.rmtree(self.own_store, ignore_errors=True)  # its own: nobody reads it after
+        if self.config_file:
+            os.unlink(self.config_file)
+            self.config_file = None
 
     def terminate(self, timeout=5):
         """SIGTERM; returns (exit status, seconds it took)."""

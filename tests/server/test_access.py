@@ -5,7 +5,6 @@ import asyncio
 import json
 import os
 import sys
-import tempfile
 import unittest
 
 import websockets
@@ -37,16 +36,12 @@ def bearer(token):
 class AccessTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.tmp = tempfile.NamedTemporaryFile("w", suffix=".json", delete=False)
-        json.dump(CONFIG, cls.tmp)
-        cls.tmp.close()
-        cls.server = Server(["--config", cls.tmp.name])
+        cls.server = Server(config=CONFIG)
         cls.server.start()
 
     @classmethod
     def tearDownClass(cls):
         cls.server.kill()
-        os.unlink(cls.tmp.name)
 
     def test_keys_and_scopes(self):
         s = self.server

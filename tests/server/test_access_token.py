@@ -7,7 +7,6 @@ import asyncio
 import json
 import os
 import sys
-import tempfile
 import unittest
 
 import websockets
@@ -24,16 +23,12 @@ CONFIG = {"access": {"keys": [{"id": "alice", "token": TOKEN, "scopes": ["*"]}],
 class AccessTokenTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.tmp = tempfile.NamedTemporaryFile("w", suffix=".json", delete=False)
-        json.dump(CONFIG, cls.tmp)
-        cls.tmp.close()
-        cls.server = Server(["--config", cls.tmp.name])
+        cls.server = Server(config=CONFIG)
         cls.server.start()
 
     @classmethod
     def tearDownClass(cls):
         cls.server.kill()
-        os.unlink(cls.tmp.name)
 
     def refused(self, method, path, body=None, headers=None):
         status, _, r = self.server.request(method, path, body=body, headers=headers)

@@ -13,7 +13,6 @@ import os
 import socket
 import struct
 import sys
-import tempfile
 import unittest
 
 import websockets
@@ -25,13 +24,6 @@ SCHEMAS = Schemas()
 TIMEOUT = 60
 PER_CLIENT = 4
 OVERALL = 10
-
-
-def config_file(config):
-    f = tempfile.NamedTemporaryFile("w", suffix=".json", delete=False)
-    json.dump(config, f)
-    f.close()
-    return f.name
 
 
 def request(server, source, method="GET", path="/v1/info", body=None, headers=None):
@@ -103,18 +95,16 @@ def refused(server, source, status, code):
 class ConnectionCapsTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.config = config_file({
+        cls.server = Server(config={
             "max_connections": OVERALL, "max_connections_per_client": PER_CLIENT,
             "max_websockets_per_client": PER_CLIENT,
             "access": {"keys": [{"id": "w", "token": "w-token-123"}],
                        "anonymous_scopes": ["info", "ws", "analyze", "metrics"]}})
-        cls.server = Server(["--config", cls.config])
         cls.server.start()
 
     @classmethod
     def tearDownClass(cls):
         cls.server.kill()
-        os.unlink(cls.config)
 
     def open_connections(self):
         """kibitz_connections (this request's own connection included), or
@@ -289,14 +279,12 @@ KEY = {"Authorization": "Bearer k-token-123"}
 class ClientRateTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.config = config_file(RATE_CONFIG)
-        cls.server = Server(["--config", cls.config])
+        cls.server = Server(config=RATE_CONFIG)
         cls.server.start()
 
     @classmethod
     def tearDownClass(cls):
         cls.server.kill()
-        os.unlink(cls.config)
 
     async def replies(self, ws, n):
         """n messages that cost a token each, and the code each was answered with."""

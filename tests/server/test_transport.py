@@ -10,7 +10,6 @@ import os
 import socket
 import struct
 import sys
-import tempfile
 import unittest
 import urllib.parse
 
@@ -87,17 +86,14 @@ class TargetTest(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
-        cls.tmp = tempfile.NamedTemporaryFile("w", suffix=".json", delete=False)
-        json.dump({"access": {"keys": [{"id": "odd", "token": ODD_TOKEN, "scopes": ["*"]}],
-                              "anonymous_scopes": ["info"]}}, cls.tmp)
-        cls.tmp.close()
-        cls.server = Server(["--config", cls.tmp.name])
+        cls.server = Server(config={
+            "access": {"keys": [{"id": "odd", "token": ODD_TOKEN, "scopes": ["*"]}],
+                       "anonymous_scopes": ["info"]}})
         cls.server.start()
 
     @classmethod
     def tearDownClass(cls):
         cls.server.kill()
-        os.unlink(cls.tmp.name)
 
     def test_access_token_is_percent_decoded(self):
         """A token with characters that must be encoded is accepted when
