@@ -11,17 +11,20 @@
 namespace kibitz::server::test {
 namespace {
 
-// An infinite WebSocket-style search that holds every search thread until
-// cancelled.
+// An infinite WebSocket-style search that holds its search threads until
+// cancelled; with `limits` (a long movetime), a search with limits that
+// does the same (not live: it never yields its threads).
 struct Blocker {
   std::shared_ptr<std::promise<Reply>> done = std::make_shared<std::promise<Reply>>();
   std::shared_ptr<Ticket> ticket;
 
-  explicit Blocker(Api& api, int threads = 1, std::string owner = "") {
+  explicit Blocker(Api& api, int threads = 1, std::string owner = "",
+                   json limits = {{"infinite", true}}) {
     Reporter cb;
     cb.on_done = [d = done](Reply r) { d->set_value(std::move(r)); };
-    ticket = api.analyze({{"limits", {{"infinite", true}}}, {"threads", threads}},
-                         Origin{owner, engine::Priority::interactive, true}, cb);
+    const bool live = limits.contains("infinite");
+    ticket = api.analyze({{"limits", std::move(limits)}, {"threads", threads}},
+                         Origin{owner, engine::Priority::interactive, live}, cb);
   }
   Reply release() {
     ticket->cancel();
@@ -343,11 +346,7 @@ TEST(Shares, AClientsRunningWorkHoldsAtMostItsThreads) {
   c.max_movetime_ms = 600'000;
   auto api = make_api(c, *service);
   // A long search asking for both threads gets one: its client's share.
-  auto long_done = std::make_shared<std::promise<Reply>>();
-  Reporter cb;
-  cb.on_done = [long_done](Reply r) { long_done->set_value(std::move(r)); };
-  auto long_search = api->analyze({{"limits", {{"movetime_ms", 600'000}}}, {"threads", 2}},
-                                  Origin{"flood", engine::Priority::interactive, false}, cb);
+  Blocker long_search(*api, 2, "flood", {{"movetime_ms", 600'000}});
   EXPECT_EQ(metric(*api, "kibitz_jobs_running"), 1);
   Recorder r;
   auto f1 = r.submit(*api, "flood1", "flood", "e2e4");
@@ -357,8 +356,7 @@ TEST(Shares, AClientsRunningWorkHoldsAtMostItsThreads) {
   auto q = r.submit(*api, "quiet", "quiet", "g1f3");
   EXPECT_EQ(q->get_future().get().status, 200);
   EXPECT_EQ(metric(*api, "kibitz_jobs_queued"), 1);  // flood1 still waits
-  long_search->cancel();
-  EXPECT_EQ(long_done->get_future().get().body["stopped"], true);
+  EXPECT_EQ(long_search.release().body["stopped"], true);
   EXPECT_EQ(f1->get_future().get().status, 200);
   EXPECT_EQ(r.order, (std::vector<std::string>{"quiet", "flood1"}));
 }
@@ -405,12 +403,8 @@ TEST(Shares, ALiveSearchPastItsClientsShareYieldsAtOnceToAnotherClient) {
   c.max_movetime_ms = 600'000;
   auto api = make_api(c, *service);
   Blocker live(*api, 1, "me");
-  auto long_done = std::make_shared<std::promise<Reply>>();
-  Reporter cb;
-  cb.on_done = [long_done](Reply r) { long_done->set_value(std::move(r)); };
-  auto long_search = api->analyze({{"limits", {{"movetime_ms", 600'000}}}},
-                                  Origin{"me", engine::Priority::interactive, false}, cb);
-  auto long_end = long_done->get_future();
+  Blocker long_search(*api, 1, "me", {{"movetime_ms", 600'000}});
+  auto long_end = long_search.done->get_future();
   EXPECT_EQ(metric(*api, "kibitz_jobs_running"), 2);  // both threads are mine now
   Recorder r;
   auto theirs = r.submit(*api, "theirs", "them", "e2e4");
@@ -421,7 +415,7 @@ TEST(Shares, ALiveSearchPastItsClientsShareYieldsAtOnceToAnotherClient) {
   EXPECT_EQ(theirs->get_future().get().status, 200);
   // My search with limits is not stopped for them: it holds my share.
   EXPECT_EQ(long_end.wait_for(std::chrono::seconds(0)), std::future_status::timeout);
-  long_search->cancel();
+  long_search.ticket->cancel();
   EXPECT_EQ(long_end.get().body["stopped"], true);
 }
 
