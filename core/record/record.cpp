@@ -38,8 +38,11 @@ class Reader {
       Game g;
       if (auto err = read_tags(g)) return Unexpected(*err);
       if (auto err = read_movetext(&g.main, g.result, 0)) return Unexpected(*err);
-      if (g.tags.empty() && g.main.moves.empty() && g.main.comments.empty() && g.result.empty())
-        break;
+      // Nothing but white space and empty comments is no game, whether the
+      // comments are kept (a full read) or dropped (a compact one).
+      const bool blank = std::all_of(g.main.comments.begin(), g.main.comments.end(),
+                                     [](const std::string& c) { return c.empty(); });
+      if (g.tags.empty() && g.main.moves.empty() && blank && g.result.empty()) break;
       if (o_.compact) shrink(g);
       games.push_back(std::move(g));
     }

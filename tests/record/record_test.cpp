@@ -160,6 +160,25 @@ TEST(Record, CompactReadingKeepsTheMainLineCommentsAndNagsOnce) {
   }
 }
 
+// Text that holds only empty comments is no game, read in full (which keeps
+// comments) or compactly (which drops empty ones): the same verdict both ways.
+TEST(Record, OnlyEmptyCommentsAreNoGameEitherWay) {
+  ReadOptions compact;
+  compact.keep_variations = false;
+  compact.compact = true;
+  for (const char* text : {";\n%e", "{}", "{} ;\n {  }"}) {
+    auto full = read(text), kept = read(text, compact);
+    ASSERT_FALSE(full) << text;
+    ASSERT_FALSE(kept) << text;
+    EXPECT_EQ(full.error().message, "no game found");
+    EXPECT_EQ(kept.error().message, "no game found");
+  }
+  // A comment with text is a game (of no moves) in a full reading.
+  auto commented = read("{a note}");
+  ASSERT_TRUE(commented) << commented.error().message;
+  EXPECT_EQ((*commented)[0].main.comments, std::vector<std::string>{"a note"});
+}
+
 // A variation that is not kept is checked all the same: the same errors at
 // the same place as a full reading.
 TEST(Record, SkippedVariationsAreCheckedLikeKeptOnes) {
