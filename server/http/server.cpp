@@ -160,9 +160,13 @@ void Server::run() {
   m.ctx.stopping = true;
   if (m.listener) m.listener->close();
   m.signals_done.store(true, std::memory_order_release);
-  m.ctx.api.shutdown();
+  m.ctx.api.shutdown();  // returns once running work had its drain_ms
+  // The grace for answers in progress starts after the drain: an analysis
+  // that ended in the drain's last moment still has all of it to go out,
+  // and a WebSocket its close frame.
+  const auto drained = SteadyClock::now();
   m.ctx.sessions.for_each([](Session& s) { s.shutdown(); });
-  while (m.ctx.sessions.size() > 0 && SteadyClock::now() - started < kGracePeriod)
+  while (m.ctx.sessions.size() > 0 && SteadyClock::now() - drained < kGracePeriod)
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   if (const size_t left = m.ctx.sessions.size())
     spdlog::warn("shutdown: {} connection(s) still open after the grace period", left);
