@@ -69,7 +69,9 @@ CLIENT_TIMEOUT = 30
 # review (2 threads, the cap per job) fill every search thread; the second
 # job (2 threads) waits.
 SEARCH_THREADS = 6
-SERVER_ENV = {"KIBITZ_MAX_THREADS_PER_JOB": "2"}
+# One client (127.0.0.1) runs everything here: its share is the whole pool
+# (by default a client gets half the threads), so "busy" can be reached.
+SERVER_ENV = {"KIBITZ_MAX_THREADS_PER_JOB": "2", "KIBITZ_MAX_THREADS_PER_CLIENT": str(SEARCH_THREADS)}
 LONG = {"movetime_ms": 60000}
 OPERA_GAME = ('[Event "Paris"]\n[White "Morphy"]\n[Black "Duke Karl / Count Isouard"]\n'
               '[Result "1-0"]\n\n1. e4 e5 2. Nf3 d6 3. d4 Bg4 4. dxe5 Bxf3 5. Qxf3 dxe5 6. Bc4 Nf6 '
@@ -543,6 +545,13 @@ class RestartsTest(unittest.TestCase):
             print("  %-9s %s" % (name, ", ".join("%s: %d" % kv for kv in sorted(outcomes.items()))))
         if reports:
             self.fail("%d failing iteration(s); the first:\n%s" % (len(reports), reports[0]))
+        # The "busy" moment is what the test claims to cover: a test whose
+        # busy moments mostly never came (a share or cap that keeps the
+        # searches from filling the pool) would pass without covering it.
+        busy = sum(n for k, n in summary["moments"].items() if k.endswith(" busy"))
+        missed = summary["moments"]["busy never reached"]
+        self.assertLessEqual(missed * 2, busy, "the busy moment never came in %d of %d iterations"
+                             % (missed, busy))
 
 
 if __name__ == "__main__":
