@@ -50,17 +50,22 @@ done
 has() { [[ ",$stages," == *",$1,"* ]]; }
 
 scripts/install-deps.sh --test
+echo "== install-deps: done at $SECONDS s"
 jobs=$(nproc)
 
 total_passed=0
 total_failed=0
 stage_lines=()
 # count STAGE PASSED FAILED NOTE: adds to the totals and keeps the stage's line.
+# The line ends with the stage's wall time (its build included), from
+# stage_started, which each stage sets as it begins.
+stage_started=$SECONDS
 count() {
   total_passed=$((total_passed + $2))
   total_failed=$((total_failed + $3))
-  stage_lines+=("$1: $2 passed, $3 failed${4:+ ($4)}")
-  echo "== $1: $2 passed, $3 failed${4:+ ($4)}"
+  local line="$1: $2 passed, $3 failed${4:+ ($4)}, $((SECONDS - stage_started)) s"
+  stage_lines+=("$line")
+  echo "== $line"
 }
 # junit_counts FILE: "PASSED FAILED SKIPPED" from ctest's JUnit output, a
 # test by its status: run (passed), fail (failed or timed out), notrun (a
@@ -109,6 +114,7 @@ run_ctest() {
 }
 
 if has release; then
+  stage_started=$SECONDS
   echo "== release: Release build in build-test/ (-DKIBITZ_TEST_HOOKS=ON), every test but label chaos"
   if KIBITZ_BUILD_DIR=build-test scripts/build.sh -DKIBITZ_TEST_HOOKS=ON; then
     run_ctest release build-test --parallel "$jobs" -LE chaos
@@ -149,6 +155,7 @@ sanitizer_count() {
 }
 
 if has asan; then
+  stage_started=$SECONDS
   echo "== asan: AddressSanitizer + UndefinedBehaviorSanitizer build in build-asan/, every test but label slow"
   if sanitizer_build build-asan address; then
     reports=$(sanitizer_reports_dir build-asan)
@@ -162,6 +169,7 @@ if has asan; then
 fi
 
 if has tsan; then
+  stage_started=$SECONDS
   # Only what the -R filter below runs: core_tests_generic holds the table,
   # thread pool, search, service (generic.Service.*) and review
   # (generic.Review.*) tests.
@@ -180,6 +188,7 @@ if has tsan; then
 fi
 
 if has fuzz; then
+  stage_started=$SECONDS
   fuzz_seconds=${KIBITZ_FUZZ_SECONDS:-30}
   echo "== fuzz: scripts/fuzz.sh $fuzz_seconds (every target of fuzz/CMakeLists.txt, build-fuzz/)"
   fuzz_log=$(mktemp /tmp/kibitz-test-fuzz.XXXXXX)
@@ -198,5 +207,6 @@ fi
 
 echo "== summary"
 for line in "${stage_lines[@]}"; do echo "$line"; done
+echo "whole run: $SECONDS s"
 echo "$total_passed passed, $total_failed failed"
 [ "$total_failed" -eq 0 ]
