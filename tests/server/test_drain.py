@@ -70,11 +70,14 @@ class DrainTest(unittest.TestCase):
         store = os.path.join(store_dir, "kibitz.db")
         s = self.start_server(60000, store)
         try:
-            idle = s.conn()  # a keep-alive connection open across the signal
-            idle.request("GET", "/healthz")
-            r = idle.getresponse()
-            r.read()
-            self.assertEqual(r.status, 200)
+            # Keep-alive connections open across the signal (a 503 closes
+            # its connection: one each for what is asked in the drain).
+            idle = [s.conn() for _ in range(3)]
+            for c in idle:
+                c.request("GET", "/healthz")
+                r = c.getresponse()
+                r.read()
+                self.assertEqual(r.status, 200)
 
             sync = {}
 
@@ -100,11 +103,20 @@ class DrainTest(unittest.TestCase):
             # that was open gets 503 shutting_down.
             with self.assertRaises(OSError):
                 socket.create_connection(("127.0.0.1", s.port), timeout=2)
-            idle.request("POST", "/v1/analyze", body=json.dumps({"fen": CHESS_MIDDLE}),
-                         headers={"Content-Type": "application/json"})
-            r = idle.getresponse()
+            idle[0].request("POST", "/v1/analyze", body=json.dumps({"fen": CHESS_MIDDLE}),
+                            headers={"Content-Type": "application/json"})
+            r = idle[0].getresponse()
             body = json.loads(r.read())
             self.assertEqual((r.status, body["error"]["code"]), (503, "shutting_down"), body)
+            # /readyz says so (a load balancer sends no more), /healthz not.
+            idle[1].request("GET", "/readyz")
+            r = idle[1].getresponse()
+            body = json.loads(r.read())
+            self.assertEqual((r.status, body["error"]["code"]), (503, "shutting_down"), body)
+            idle[2].request("GET", "/healthz")
+            r = idle[2].getresponse()
+            r.read()
+            self.assertEqual(r.status, 200)
 
             self.assertEqual(s.proc.wait(timeout=HANG_GUARD_S), 0, s.log())
             st.join(HANG_GUARD_S)
