@@ -62,7 +62,6 @@ int run_annotate(const AnnotateOptions& o) {
   if (o.nodes) ro.limits.nodes = o.nodes;
   if (o.depth) ro.limits.depth = o.depth;
   if (o.movetime_ms) ro.limits.movetime_ms = o.movetime_ms;
-  ro.priority = engine::Priority::interactive;
   ro.reuse_table = !o.no_table_reuse;
   int status = 0;
   for (size_t g = 0; g < games->size(); ++g) {

@@ -64,7 +64,7 @@ void check_refusal(const Reply& r) {
   strict_dump(r.body);
 }
 
-void check_analyze(const json& body, engine::Priority priority, bool allow_infinite) {
+void check_analyze(const json& body, Priority priority, bool allow_infinite) {
   World& w = world();
   const Caps caps{w.config, w.service->threads()};
   auto call = decode_analyze(body, caps, *w.service, priority, allow_infinite);
@@ -80,7 +80,7 @@ void check_analyze(const json& body, engine::Priority priority, bool allow_infin
   if (r.multipv < 1 || r.multipv > w.config.max_multipv) std::abort();
   if (r.threads < 1 || r.threads > caps.max_threads) std::abort();
   if (r.moves.size() > w.config.max_moves) std::abort();
-  if (r.priority != priority) std::abort();
+  if (call->priority != priority) std::abort();
   if (l.infinite != call->cache_key.empty()) std::abort();
   strict_dump(call->limits);
   // Deterministic: the same body decodes to the same request.
@@ -145,13 +145,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   switch (endpoint) {
     case 0:
-      check_analyze(*body, engine::Priority::interactive, false);
+      check_analyze(*body, Priority::interactive, false);
       break;  // POST /v1/analyze
     case 1:
-      check_analyze(*body, engine::Priority::interactive, true);
+      check_analyze(*body, Priority::interactive, true);
       break;  // WebSocket analyze
     case 2:
-      check_analyze(*body, engine::Priority::batch, false);
+      check_analyze(*body, Priority::batch, false);
       break;  // POST /v1/jobs
     case 3:
       check_moves(*body);

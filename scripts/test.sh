@@ -9,15 +9,17 @@
 #   1. Release build, every test (deep perft included, and web.browser: the
 #      page in chromium, screenshots in build-test/artifacts/web) but the
 #      chaos test (label "chaos"), which is for the sanitizer builds.
-#   2. AddressSanitizer + UndefinedBehaviorSanitizer build, every test but
-#      the deep perft cases (label "slow"), which would take minutes there;
-#      the chaos test (scripts/chaos.sh) runs here for 60 s.
+#   2. AddressSanitizer + UndefinedBehaviorSanitizer build (clang-14, with
+#      libFuzzer's coverage, so that stage 4 fuzzes in the same build), every
+#      test but the deep perft cases (label "slow"), which would take minutes
+#      there; the chaos test (scripts/chaos.sh) runs here for 60 s.
 #   3. ThreadSanitizer build: the tests of shared state between threads
 #      (transposition table, thread pool, search jobs, the engine service
 #      and parallel reviews on its shared pool and table, server, the
 #      store's concurrent use: server.store.*), and the chaos test for
 #      KIBITZ_CHAOS_SECONDS (default here 30).
-#   4. Every libFuzzer target for 30 seconds (clang-14, ASan+UBSan): FEN,
+#   4. Every libFuzzer target for 30 seconds (stage 2's build; build-fuzz/
+#      when stage 2 does not run): FEN,
 #      moves and records of both games, server request bodies, WebSocket
 #      messages through the real server.
 #
@@ -134,6 +136,21 @@ sanitizer_build() {
     -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" -DKIBITZ_BMI2_VARIANT=OFF -DKIBITZ_BUILD_BENCH=OFF \
     -DKIBITZ_TEST_HOOKS=ON
 }
+# The asan stage's build is clang's with ASan + UBSan and libFuzzer's
+# coverage (KIBITZ_SANITIZE=fuzzer, -fsanitize=fuzzer-no-link): the fuzz
+# targets are built in it too, so the asan and fuzz stages share one build
+# (one build less in CI's time). A build-asan/ configured otherwise (another
+# compiler or sanitizer) is made again.
+asan_build() {
+  local dir=build-asan
+  if [ -f "$dir/CMakeCache.txt" ] &&
+    ! { grep -q '^CMAKE_CXX_COMPILER:[A-Z]*=.*clang++-14$' "$dir/CMakeCache.txt" &&
+      grep -q '^KIBITZ_SANITIZE:[A-Z]*=fuzzer$' "$dir/CMakeCache.txt"; }; then
+    echo "== asan: $dir/ was configured for another compiler or sanitizer: building it again"
+    rm -rf "$dir"
+  fi
+  CC=clang-14 CXX=clang++-14 sanitizer_build "$dir" fuzzer
+}
 
 # Sanitizer reports go to files (log_path), so that one from a process a test
 # starts -- the server under the Python integration tests -- fails the stage
@@ -156,8 +173,10 @@ sanitizer_count() {
 
 if has asan; then
   stage_started=$SECONDS
-  echo "== asan: AddressSanitizer + UndefinedBehaviorSanitizer build in build-asan/, every test but label slow"
-  if sanitizer_build build-asan address; then
+  echo "== asan: AddressSanitizer + UndefinedBehaviorSanitizer build (clang-14, with the fuzz targets) in build-asan/, every test but label slow"
+  asan_built=0
+  if asan_build; then
+    asan_built=1
     reports=$(sanitizer_reports_dir build-asan)
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:log_path=$reports/asan \
     UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:log_path=$reports/ubsan \
@@ -190,10 +209,13 @@ fi
 if has fuzz; then
   stage_started=$SECONDS
   fuzz_seconds=${KIBITZ_FUZZ_SECONDS:-30}
-  echo "== fuzz: scripts/fuzz.sh $fuzz_seconds (every target of fuzz/CMakeLists.txt, build-fuzz/)"
+  # The asan stage's build when it ran (the same flags), else build-fuzz/.
+  fuzz_dir=build-fuzz
+  [ "${asan_built:-0}" = 1 ] && fuzz_dir=build-asan
+  echo "== fuzz: scripts/fuzz.sh $fuzz_seconds (every target of fuzz/CMakeLists.txt, $fuzz_dir/)"
   fuzz_log=$(mktemp /tmp/kibitz-test-fuzz.XXXXXX)
   fuzz_status=0
-  scripts/fuzz.sh "$fuzz_seconds" 2>&1 | tee "$fuzz_log" || fuzz_status=$?
+  KIBITZ_FUZZ_BUILD_DIR=$fuzz_dir scripts/fuzz.sh "$fuzz_seconds" 2>&1 | tee "$fuzz_log" || fuzz_status=$?
   fuzz_ok=$(grep -c '^fuzz: [a-z_0-9]* ok:' "$fuzz_log" || true)
   fuzz_bad=$(grep -c '^fuzz: [a-z_0-9]* FAILED' "$fuzz_log" || true)
   fuzz_note="fuzz targets"

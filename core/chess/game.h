@@ -1,16 +1,12 @@
 // chess::Game: the chess side of the search interface (search/game.h).
 #pragma once
 
-#include <array>
-#include <cmath>
-#include <string>
+#include <cstdint>
 
 #include "chess/eval.h"
 #include "chess/movegen.h"
-#include "chess/notation.h"
 #include "chess/see.h"
-#include "engine/analysis.h"
-#include "search/types.h"
+#include "common/score.h"
 
 KIBITZ_NAMESPACE(chess) {
 
@@ -91,28 +87,6 @@ struct Game {
     return p.in_check() ? search::mated_in(ply) : search::kValueDraw;
   }
   static bool white_to_move(const Position& p) { return p.side_to_move() == White; }
-
-  // Reporting (search/root_search.h).
-  static constexpr bool kHasSan = true;
-  static bool is_legal(const Position& p, Move m) { return MoveList(p).contains(m); }
-  static std::string move_string(const Position&, Move m) { return to_uci(m); }
-  static std::string san_string(Position& p, Move m) { return to_san(p, m); }
-  static engine::Score score_to_report(search::Value v) {
-    if (!search::is_mate_score(v)) return {engine::ScoreKind::cp, v};
-    const int plies = search::mate_plies(v);
-    return {engine::ScoreKind::mate, plies > 0 ? (plies + 1) / 2 : plies / 2};
-  }
-  // Win/draw/loss per mille for the side to move: a logistic curve of the
-  // score for each of win and loss, draw the rest. The curve is centred at
-  // 1.5 pawns with a scale of 0.65 pawns: at 0 it gives about 9% win and 9%
-  // loss, at +1 pawn 32% win, at +3 pawns 91% win (roughly what engine
-  // self-play at short time controls shows).
-  static std::array<int, 3> wdl(search::Value v) {
-    if (search::is_mate_score(v)) return v > 0 ? std::array{1000, 0, 0} : std::array{0, 0, 1000};
-    const auto p = [](double x) { return 1.0 / (1.0 + std::exp((150.0 - x) / 65.0)); };
-    const int w = int(std::lround(1000 * p(v))), l = int(std::lround(1000 * p(-v)));
-    return {w, 1000 - w - l, l};
-  }
 };
 
 }  // KIBITZ_NAMESPACE(chess)

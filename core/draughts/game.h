@@ -1,15 +1,11 @@
 // draughts::Game: the draughts side of the search interface (search/game.h).
 #pragma once
 
-#include <array>
-#include <cmath>
-#include <string>
+#include <cstdint>
 
+#include "common/score.h"
 #include "draughts/eval.h"
 #include "draughts/movegen.h"
-#include "draughts/notation.h"
-#include "engine/analysis.h"
-#include "search/types.h"
 
 KIBITZ_NAMESPACE(draughts) {
 
@@ -55,26 +51,6 @@ struct Game {
   }
   static search::Value no_moves_value(const Position&, int ply) { return search::mated_in(ply); }
   static bool white_to_move(const Position& p) { return p.side_to_move() == White; }
-
-  // Reporting (search/root_search.h).
-  static constexpr bool kHasSan = false;
-  static bool is_legal(const Position& p, Move m) { return MoveList(p).contains(m); }
-  static std::string move_string(const Position& p, Move m) { return to_string(p, m); }
-  static std::string san_string(Position&, Move) { return {}; }
-  static engine::Score score_to_report(search::Value v) {
-    if (!search::is_mate_score(v)) return {engine::ScoreKind::cp, v};
-    const int plies = search::mate_plies(v);
-    return {engine::ScoreKind::mate, plies > 0 ? (plies + 1) / 2 : plies / 2};
-  }
-  // Win/draw/loss per mille for the side to move: the same logistic model as
-  // chess, on hundredths of a man, centred at one man and a half with a
-  // scale of 0.5 man (a man up is often decisive in draughts).
-  static std::array<int, 3> wdl(search::Value v) {
-    if (search::is_mate_score(v)) return v > 0 ? std::array{1000, 0, 0} : std::array{0, 0, 1000};
-    const auto p = [](double x) { return 1.0 / (1.0 + std::exp((150.0 - x) / 50.0)); };
-    const int w = int(std::lround(1000 * p(v))), l = int(std::lround(1000 * p(-v)));
-    return {w, 1000 - w - l, l};
-  }
 };
 
 }  // KIBITZ_NAMESPACE(draughts)

@@ -12,26 +12,13 @@
 #include <string>
 #include <vector>
 
+#include "common/limits.h"
 #include "engine/types.h"
 
 namespace kibitz::engine {
 
-using Clock = std::chrono::steady_clock;
-
-struct Limits {
-  std::optional<int> depth;       // plies
-  std::optional<uint64_t> nodes;  // all threads together
-  std::optional<int64_t> movetime_ms;
-  std::optional<Clock::time_point> deadline;  // absolute, e.g. a job's deadline
-  bool infinite = false;                      // until stopped (other limits still apply)
-  // Game clock (UCI go wtime/btime/winc/binc/movestogo), in ms.
-  std::optional<int64_t> time_left[2];  // [white, black]
-  int64_t increment[2] = {0, 0};
-  int movestogo = 0;
-  int64_t move_overhead_ms = 30;  // kept in reserve per move with a clock
-};
-
-enum class Priority { interactive = 0, batch = 1 };
+using ::kibitz::Clock;  // common/limits.h
+using ::kibitz::Limits;
 
 class PreparedPosition;  // engine/service.h
 
@@ -54,7 +41,6 @@ struct AnalysisRequest {
   int multipv = 1;
   int threads = 1;
   std::vector<std::string> searchmoves;  // only these root moves
-  Priority priority = Priority::interactive;
   // Start from, and leave, move-ordering statistics here (from the same
   // service's make_memory); none: start from nothing.
   std::shared_ptr<SearchMemory> memory;

@@ -10,9 +10,9 @@
 
 #include "engine/backend.h"
 #include "engine/game_ops.h"
+#include "engine/root_search.h"
 #include "engine/thread_pool.h"
 #include "engine/variant.h"
-#include "search/root_search.h"
 
 #define KIBITZ_CONCAT_(a, b) a##b
 #define KIBITZ_CONCAT(a, b) KIBITZ_CONCAT_(a, b)
@@ -348,7 +348,7 @@ class ServiceImpl final : public engine::Service {
     if (request.multipv < 1) return fail("invalid_request", "multipv must be at least 1");
     engine::AnalysisRequest req = request;
     req.threads = std::clamp(request.threads, 1, pool_.size());
-    auto job = std::make_shared<search::RootSearch<typename Ops::Game>>(
+    auto job = std::make_shared<RootSearch<typename Ops::Game>>(
         *pos, std::move(root_moves), req, table(Ops::kKind), std::move(callbacks), pos->fen());
     // A memory made by another service (another variant) is not ours: ignored.
     // The game's part shares ownership with the whole: it lives while a

@@ -8,9 +8,11 @@
 #include <vector>
 
 #include "chess/game.h"
+#include "chess/notation.h"
 #include "chess/perft.h"
 #include "draughts/game.h"
 #include "draughts/game_status.h"
+#include "draughts/notation.h"
 #include "draughts/perft.h"
 #include "engine/service.h"
 

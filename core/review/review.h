@@ -50,7 +50,6 @@ struct Options {
   int multipv = 1;
   Thresholds thresholds;
   int parallel = 0;  // positions analysed at once; 0 = the service's threads
-  engine::Priority priority = engine::Priority::batch;
   // false: for measuring what the shared table saves (`kibitz annotate
   // --no-table-reuse`) — both tables are cleared before each position and
   // positions run one at a time. Never on a service that serves others.

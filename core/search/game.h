@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <string>
 
-#include "search/types.h"
+#include "common/score.h"
 
 KIBITZ_NAMESPACE(search) {
 

@@ -8,7 +8,7 @@
 #include <mutex>
 #include <vector>
 
-#include "search/types.h"
+#include "common/score.h"
 
 KIBITZ_NAMESPACE(search) {
 

@@ -5,16 +5,14 @@
 #include <chrono>
 #include <cstdint>
 
-#include "engine/analysis.h"
-#include "search/types.h"
+#include "common/limits.h"
+#include "common/score.h"
 
 KIBITZ_NAMESPACE(search) {
 
 class TimeManager {
  public:
-  using Clock = engine::Clock;
-
-  TimeManager(const engine::Limits& limits, bool white_to_move, Clock::time_point start)
+  TimeManager(const Limits& limits, bool white_to_move, Clock::time_point start)
       : start_(start), limits_(limits) {
     if (limits.movetime_ms) {
       optimum_ms_ = maximum_ms_ = std::max<int64_t>(1, *limits.movetime_ms);
@@ -62,7 +60,7 @@ class TimeManager {
 
  private:
   Clock::time_point start_;
-  engine::Limits limits_;
+  Limits limits_;
   int64_t optimum_ms_ = 0, maximum_ms_ = 0;
   bool hard_ = false, clock_ = false;
 };

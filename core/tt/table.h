@@ -25,7 +25,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "search/types.h"
+#include "common/score.h"
 
 KIBITZ_NAMESPACE(tt) {
 

@@ -263,7 +263,7 @@ class ApiImpl final : public Api {
     if (keyed.reply) return std::move(*keyed.reply);
     // At the jobs cap: refused before the request is decoded.
     if (auto no = jobs_room(origin)) return keyed.settle(*core_->store, std::move(*no));
-    auto call = decode_analyze(request, caps_, core_->service, engine::Priority::batch, false);
+    auto call = decode_analyze(request, caps_, core_->service, Priority::batch, false);
     if (!call) return keyed.settle(*core_->store, call.error());
     auto now = immediate(*call, false);
     if (!now)  // an answer at once takes no search: only the jobs cap counts
@@ -711,7 +711,7 @@ class ApiImpl final : public Api {
       review->before_search = count_start(job);
       work = review;
     } else {
-      auto call = decode_analyze(r.request, caps_, core_->service, engine::Priority::batch, false);
+      auto call = decode_analyze(r.request, caps_, core_->service, Priority::batch, false);
       if (!call) {
         end_recovered(job, call.error(), false);
         return;
@@ -869,7 +869,7 @@ class ApiImpl final : public Api {
   // Several instances queue jobs in the store instead (cluster.h).
   std::optional<Reply> refused_job(const Origin& origin) const {
     if (core_->store->queue()) return std::nullopt;
-    const auto a = core_->scheduler.admissible(origin.owner, engine::Priority::batch);
+    const auto a = core_->scheduler.admissible(origin.owner, Priority::batch);
     if (a == Scheduler::Admission::accepted) return std::nullopt;
     return admission_reply(a);
   }

@@ -15,6 +15,7 @@
 #include "engine/analysis.h"
 #include "engine/service.h"
 #include "server/api/config.h"
+#include "server/api/priority.h"
 #include "server/store/store.h"
 
 namespace kibitz::server {
@@ -49,7 +50,7 @@ struct Reporter {
 // before batch work.
 struct Origin {
   std::string owner;
-  engine::Priority priority = engine::Priority::interactive;
+  Priority priority = Priority::interactive;
   bool allow_infinite = false;  // "limits.infinite" (WebSocket only)
   // The Idempotency-Key header of a job submission, as sent (api/idempotency.h).
   std::optional<std::string> idempotency_key = std::nullopt;

@@ -82,7 +82,7 @@ Reply library_lookup(ApiCore& core, std::string_view game, std::string_view fen,
     request["multipv"] = n;
   }
   const Caps caps{core.config, 1};
-  auto call = decode_analyze(request, caps, core.service, engine::Priority::interactive, false);
+  auto call = decode_analyze(request, caps, core.service, Priority::interactive, false);
   if (!call) return call.error();
   const std::string key = library_key(*call);
   auto found = core.store ? core.store->find_eval(key, call->request.multipv, 0) : std::nullopt;

@@ -182,13 +182,13 @@ ResultContext context_of(const AnalyzeCall& call) {
 }
 
 Expected<AnalyzeCall, Reply> decode_analyze(const json& body, const Caps& caps,
-                                            engine::Service& service, engine::Priority priority,
+                                            engine::Service& service, Priority priority,
                                             bool allow_infinite) {
   const Config& c = caps.config;
   if (auto ok = require_object(body); !ok) return Unexpected(ok.error());
   AnalyzeCall call;
   engine::AnalysisRequest& r = call.request;
-  r.priority = priority;
+  call.priority = priority;
   auto game = decode_game(body);
   if (!game) return Unexpected(game.error());
   r.game = *game;
@@ -361,7 +361,6 @@ Expected<AnnotateCall, Reply> decode_annotate(const json& body, const Caps& caps
   }
   call.thresholds = {{"inaccuracy", t.inaccuracy}, {"mistake", t.mistake}, {"blunder", t.blunder}};
   call.options.parallel = caps.max_threads;
-  call.options.priority = engine::Priority::batch;
   return call;
 }
 

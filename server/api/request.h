@@ -25,16 +25,17 @@ struct Caps {
 };
 
 struct AnalyzeCall {
-  engine::AnalysisRequest request;  // limits and counts capped
-  bool pov_white = true;            // scores from White's side (else the side to move)
-  nlohmann::json limits;            // the limits applied, echoed in every result
-  engine::PositionInfo position;    // the analysed position (after the moves)
-  std::string cache_key;            // "" when the result must not be cached (infinite)
+  engine::AnalysisRequest request;            // limits and counts capped
+  bool pov_white = true;                      // scores from White's side (else the side to move)
+  nlohmann::json limits;                      // the limits applied, echoed in every result
+  engine::PositionInfo position;              // the analysed position (after the moves)
+  std::string cache_key;                      // "" when the result must not be cached (infinite)
+  Priority priority = Priority::interactive;  // for the scheduler
 };
 
 // POST /v1/analyze, POST /v1/jobs and WebSocket "analyze" bodies.
 Expected<AnalyzeCall, Reply> decode_analyze(const nlohmann::json& body, const Caps& caps,
-                                            engine::Service& service, engine::Priority priority,
+                                            engine::Service& service, Priority priority,
                                             bool allow_infinite);
 // What every answer to this call echoes (game, position, point of view,
 // limits, lines).
@@ -62,6 +63,7 @@ struct AnnotateCall {
   nlohmann::json limits;      // per position, as applied
   nlohmann::json thresholds;  // as applied
   int plies = 0;
+  Priority priority = Priority::batch;  // for the scheduler
 };
 // POST /v1/games/annotate and WebSocket "annotate": {"pgn"} or {"pdn"}.
 Expected<AnnotateCall, Reply> decode_annotate(const nlohmann::json& body, const Caps& caps,

@@ -127,21 +127,20 @@ void Scheduler::forget_if_idle(const std::string& owner) {
 }
 
 std::optional<Scheduler::Admission> Scheduler::refusal(const std::string& owner,
-                                                       engine::Priority priority) const {
+                                                       Priority priority) const {
   if (shutting_down_) return Admission::shutting_down;
   const size_t cap = shares_.max_work_per_owner;
   if (cap > 0 && size_t(count_of(queued_by_owner_, owner) + running_of(owner)) >= cap)
     return Admission::client_cap;
   // Batch work never takes the queue's last interactive places, even when
   // it could start at once: started batch work is what fills them later.
-  if (priority == engine::Priority::batch && queue_size_ > 0 &&
+  if (priority == Priority::batch && queue_size_ > 0 &&
       batch_queued_ >= queue_size_ - shares_.interactive_queue)
     return Admission::queue_full;
   return std::nullopt;
 }
 
-Scheduler::Admission Scheduler::admissible(const std::string& owner,
-                                           engine::Priority priority) const {
+Scheduler::Admission Scheduler::admissible(const std::string& owner, Priority priority) const {
   std::lock_guard lock(mutex_);
   if (auto no = refusal(owner, priority)) return *no;
   return Admission::accepted;
@@ -161,8 +160,7 @@ bool Scheduler::within_shares(const Work& work) const {
     const int held = work.live ? r.threads : r.threads - r.live_threads;
     if (held + work.threads > owner_cap) return false;
   }
-  return work.priority != engine::Priority::batch ||
-         batch_threads_ + work.threads <= batch_threads_cap();
+  return work.priority != Priority::batch || batch_threads_ + work.threads <= batch_threads_cap();
 }
 
 void Scheduler::count_start(const Work& work) {
@@ -171,7 +169,7 @@ void Scheduler::count_start(const Work& work) {
   ++r.works;
   r.threads += work.threads;
   if (work.live) r.live_threads += work.threads;
-  if (work.priority == engine::Priority::batch) batch_threads_ += work.threads;
+  if (work.priority == Priority::batch) batch_threads_ += work.threads;
 }
 
 void Scheduler::count_end(const Work& work) {
@@ -182,12 +180,12 @@ void Scheduler::count_end(const Work& work) {
     if (work.live) it->second.live_threads -= work.threads;
     if (--it->second.works <= 0) running_by_owner_.erase(it);
   }
-  if (work.priority == engine::Priority::batch) batch_threads_ -= work.threads;
+  if (work.priority == Priority::batch) batch_threads_ -= work.threads;
 }
 
 void Scheduler::dequeued(const Work& work) {
   decrement(queued_by_owner_, work.owner);
-  if (work.priority == engine::Priority::batch) --batch_queued_;
+  if (work.priority == Priority::batch) --batch_queued_;
 }
 
 Scheduler::Admission Scheduler::submit(const std::shared_ptr<Work>& work) {
@@ -200,7 +198,7 @@ Scheduler::Admission Scheduler::submit(const std::shared_ptr<Work>& work) {
     // can always start once its owner's other work has finished.
     int most = capacity_;
     if (shares_.max_threads_per_owner > 0) most = std::min(most, shares_.max_threads_per_owner);
-    if (work->priority == engine::Priority::batch) most = std::min(most, batch_threads_cap());
+    if (work->priority == Priority::batch) most = std::min(most, batch_threads_cap());
     work->threads = std::clamp(work->threads, 1, most);
     const bool starts_now = queue_.empty() && work->threads <= free_ && within_shares(*work);
     if (!starts_now && queue_.size() >= queue_size_) {
@@ -212,7 +210,7 @@ Scheduler::Admission Scheduler::submit(const std::shared_ptr<Work>& work) {
     work->scheduler_ = this;
     queue_.emplace(QueueKey{int(work->priority), work->sequence_}, work);
     ++queued_by_owner_[work->owner];
-    if (work->priority == engine::Priority::batch) ++batch_queued_;
+    if (work->priority == Priority::batch) ++batch_queued_;
     metrics_.job_queued();
     start = take_startable();
     if (!queue_.empty()) slicer_wake_.notify_one();
@@ -229,7 +227,7 @@ Scheduler::Admission Scheduler::submit(const std::shared_ptr<Work>& work) {
 }
 
 std::shared_ptr<Work> Scheduler::evict_for(const Work& work) {
-  if (work.priority != engine::Priority::interactive) return nullptr;
+  if (work.priority != Priority::interactive) return nullptr;
   const int mine = count_of(queued_by_owner_, work.owner);
   const std::string* most = nullptr;
   int most_count = 0;
@@ -240,7 +238,7 @@ std::shared_ptr<Work> Scheduler::evict_for(const Work& work) {
   if (!most || most_count < mine + 2) return nullptr;
   for (auto it = queue_.rbegin(); it != queue_.rend(); ++it) {
     Work& w = *it->second;
-    if (w.owner != *most || w.priority != engine::Priority::interactive) continue;
+    if (w.owner != *most || w.priority != Priority::interactive) continue;
     auto victim = std::move(it->second);
     queue_.erase(std::next(it).base());
     dequeued(*victim);
@@ -370,7 +368,7 @@ void Scheduler::take_own_live(std::vector<std::shared_ptr<Work>>& out) {
   for (const auto& [ptr, w] : running_)
     if (w->yielding_) freed[w->owner] += w->threads;
   for (const auto& [key, q] : queue_) {
-    if (q->priority != engine::Priority::interactive) break;  // in key order: batch after
+    if (q->priority != Priority::interactive) break;  // in key order: batch after
     // Work with limits waiting for the owner's other work with limits: no
     // live search's end would let it start.
     if (!q->live && !within_shares(*q)) continue;

@@ -66,7 +66,7 @@ class Work {
   bool running() const { return running_.load(std::memory_order_acquire); }
 
   int threads = 1;
-  engine::Priority priority = engine::Priority::interactive;
+  Priority priority = Priority::interactive;
   std::string owner;  // who asked, for fairness; "" is an owner too
   bool live = false;  // runs until stopped (WebSocket "infinite")
   // Still queued at this time: answered 503 deadline_exceeded then.
@@ -123,7 +123,7 @@ class Scheduler {  // thread-safe
   // What submit would answer now for a work of this owner and priority,
   // before anything is stored for it (a job): a refusal is certain, an
   // acceptance may still turn into queue_full when others come first.
-  Admission admissible(const std::string& owner, engine::Priority priority) const;
+  Admission admissible(const std::string& owner, Priority priority) const;
   // Threads batch work may still start on now (several instances take
   // jobs from the shared queue while this is positive).
   int batch_room() const;
@@ -176,7 +176,7 @@ class Scheduler {  // thread-safe
   int running_of(const std::string& owner) const;
   void forget_if_idle(const std::string& owner);
   // With mutex_ held: the refusal a new work of this owner gets, if any.
-  std::optional<Admission> refusal(const std::string& owner, engine::Priority priority) const;
+  std::optional<Admission> refusal(const std::string& owner, Priority priority) const;
   // With mutex_ held: the work may start once enough threads are free (its
   // owner and, for batch work, batch work as a whole are under their share).
   bool within_shares(const Work& work) const;

@@ -55,7 +55,7 @@ AnalysisWork::AnalysisWork(std::shared_ptr<ApiCore> core, AnalyzeCall call, Repo
       deadline_(deadline) {
   queue_deadline = deadline;
   threads = call_.request.threads;
-  priority = call_.request.priority;
+  priority = call_.priority;
   live = call_.request.limits.infinite;
   context_ = context_of(call_);
 }
@@ -77,7 +77,7 @@ void AnalysisWork::start() {
   // A synchronous request is held to the movetime cap even when it asked
   // for depth or nodes only; jobs and infinite searches to the job deadline.
   auto deadline = deadline_;
-  if (request.priority == engine::Priority::interactive && !request.limits.infinite)
+  if (priority == Priority::interactive && !request.limits.infinite)
     deadline = std::min(deadline, now + std::chrono::milliseconds(core_->config.max_movetime_ms));
   request.limits.deadline = deadline;
   search_deadline_ = deadline;
@@ -148,7 +148,7 @@ ReviewWork::ReviewWork(std::shared_ptr<ApiCore> core, AnnotateCall call, Reporte
       deadline_(deadline) {
   queue_deadline = deadline;
   threads = std::max(1, call_.options.parallel);
-  priority = call_.options.priority;
+  priority = call_.priority;
 }
 
 void ReviewWork::start() {
@@ -225,7 +225,7 @@ PerftWork::PerftWork(std::shared_ptr<ApiCore> core, PerftCall call, Reporter rep
       deadline_(deadline) {
   queue_deadline = deadline;
   threads = 1;
-  priority = engine::Priority::interactive;
+  priority = Priority::interactive;
 }
 
 void PerftWork::start() {

@@ -9,7 +9,7 @@
 #include "chess/movegen.h"
 #include "chess/nn.h"
 #include "chess/nn_weights.h"
-#include "search/types.h"
+#include "common/score.h"
 
 namespace kibitz::chess {
 namespace {

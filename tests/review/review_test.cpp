@@ -268,7 +268,7 @@ TEST(Review, PlayedMoveValuesAreNotStoredAsThePositionsValue) {
   std::vector<Restricted> restricted;
   tt::Table* table = nullptr;
   {
-    test::RootSearchSpy<test::ChessGame> spy([&](search::RootSearch<test::ChessGame>& s) {
+    test::RootSearchSpy<test::ChessGame> spy([&](impl::RootSearch<test::ChessGame>& s) {
       std::lock_guard lock(m);
       table = &s.table();
       if (s.restricted_root())
@@ -305,7 +305,7 @@ TEST(Review, PlayedMoveValuesAreNotStoredAsThePositionsValue) {
       const Score mover_best =
           r.plies[i].white ? r.plies[i].best_score
                            : Score{r.plies[i].best_score.kind, -r.plies[i].best_score.value};
-      EXPECT_EQ(test::ChessGame::score_to_report(tt::value_from_tt(d.value, 0)), mover_best)
+      EXPECT_EQ(impl::Report<test::ChessGame>::score(tt::value_from_tt(d.value, 0)), mover_best)
           << "ply " << i + 1 << ": the best move's value";
     }
   }
@@ -317,10 +317,10 @@ TEST(Review, SearchThatFailsFailsTheReviewOnce) {
   auto service = test::make_service(2, 16);
   const uint64_t failing_key = test::ChessGame::key(test::position<test::ChessGame>(""));
   std::mutex m;
-  std::vector<std::shared_ptr<search::RootSearch<test::ChessGame>>> searches;
+  std::vector<std::shared_ptr<impl::RootSearch<test::ChessGame>>> searches;
   Outcome out;
   {
-    test::RootSearchSpy<test::ChessGame> spy([&](search::RootSearch<test::ChessGame>& s) {
+    test::RootSearchSpy<test::ChessGame> spy([&](impl::RootSearch<test::ChessGame>& s) {
       {
         std::lock_guard lock(m);
         searches.push_back(s.shared_from_this());

@@ -46,7 +46,7 @@ Config test_config() {
   return c;
 }
 
-Reply analyze(Api& api, const json& request, engine::Priority priority, bool allow_infinite) {
+Reply analyze(Api& api, const json& request, Priority priority, bool allow_infinite) {
   auto promise = std::make_shared<std::promise<Reply>>();
   Reporter cb;
   cb.on_done = [promise](Reply r) { promise->set_value(std::move(r)); };

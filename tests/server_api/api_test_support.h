@@ -19,8 +19,7 @@ std::unique_ptr<engine::Service> small_service(int threads = 2);
 Config test_config();
 
 // Waits (with a generous hang guard) for on_done.
-Reply analyze(Api& api, const json& request,
-              engine::Priority priority = engine::Priority::interactive,
+Reply analyze(Api& api, const json& request, Priority priority = Priority::interactive,
               bool allow_infinite = false);
 Reply moves(Api& api, const json& request);
 Reply perft(Api& api, const json& request);

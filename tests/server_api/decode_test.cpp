@@ -109,8 +109,8 @@ TEST_F(Decode, InfiniteIsAllowedOverTheWebSocketOnly) {
   auto promise = std::make_shared<std::promise<Reply>>();
   Reporter cb;
   cb.on_done = [promise](Reply r) { promise->set_value(std::move(r)); };
-  auto ticket = api->analyze({{"limits", {{"infinite", true}}}},
-                             Origin{"", engine::Priority::interactive, true}, cb);
+  auto ticket =
+      api->analyze({{"limits", {{"infinite", true}}}}, Origin{"", Priority::interactive, true}, cb);
   ticket->cancel();
   Reply r = promise->get_future().get();
   EXPECT_EQ(r.status, 200) << r.body.dump();

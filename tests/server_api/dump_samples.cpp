@@ -47,9 +47,9 @@ void stream(Api& api, json request, const std::string& id, bool annotate) {
     emit({{"ws", j}});
     done->set_value();
   };
-  auto ticket =
-      annotate ? api.annotate_stream(request, Origin{"", engine::Priority::interactive, false}, cb)
-               : api.analyze(request, Origin{"", engine::Priority::interactive, true}, cb);
+  auto ticket = annotate
+                    ? api.annotate_stream(request, Origin{"", Priority::interactive, false}, cb)
+                    : api.analyze(request, Origin{"", Priority::interactive, true}, cb);
   done->get_future().wait();
 }
 

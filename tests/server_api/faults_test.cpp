@@ -204,7 +204,7 @@ TEST(Faults, WorkEndingInItsStartDoesNotNest) {
     };
     tickets.push_back(
         api->analyze({{"moves", {"a2a3"}}, {"limits", {{"depth", 2}}}, {"threads", 1}},
-                     Origin{"", engine::Priority::batch, false}, std::move(r)));
+                     Origin{"", Priority::batch, false}, std::move(r)));
   }
   service.release();
   EXPECT_EQ(blocker_done.get_future().get().status, 200);
@@ -228,7 +228,7 @@ TEST(Faults, PerftIsScheduledAndCancellable) {
   std::promise<Reply> blocker_done;
   blocker.on_done = [&](Reply r) { blocker_done.set_value(std::move(r)); };
   auto hold = api->analyze({{"limits", {{"infinite", true}}}},
-                           Origin{"", engine::Priority::interactive, true}, std::move(blocker));
+                           Origin{"", Priority::interactive, true}, std::move(blocker));
   started.get_future().wait();
   std::promise<Reply> perft_done;
   Reporter r;
@@ -279,7 +279,7 @@ TEST(Faults, TheApiGoesWhileLiveSearchesYield) {
       Reporter r;
       r.on_done = [](Reply) {};
       tickets.push_back(api->analyze({{"limits", {{"infinite", true}}}},
-                                     Origin{std::to_string(i), engine::Priority::interactive, true},
+                                     Origin{std::to_string(i), Priority::interactive, true},
                                      std::move(r)));
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(round % 5));

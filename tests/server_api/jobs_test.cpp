@@ -77,8 +77,8 @@ TEST(Jobs, QueuedJobIsCancelledByDelete) {
   auto blocked = std::make_shared<std::promise<Reply>>();
   Reporter cb;
   cb.on_done = [blocked](Reply r) { blocked->set_value(std::move(r)); };
-  auto blocker = api->analyze({{"limits", {{"infinite", true}}}},
-                              Origin{"", engine::Priority::interactive, true}, cb);
+  auto blocker =
+      api->analyze({{"limits", {{"infinite", true}}}}, Origin{"", Priority::interactive, true}, cb);
   const std::string id = api->submit_job({{"limits", {{"depth", 3}}}}, {}).body["id"];
   EXPECT_EQ(api->get_job(id).body["status"], "queued");
   Reply deleted = api->delete_job(id);
@@ -182,7 +182,7 @@ TEST(Jobs, AnnotateDraughtsGameOverTheStream) {
   cb.on_done = [done](Reply r) { done->set_value(std::move(r)); };
   auto ticket = api->annotate_stream(
       {{"pdn", "[GameType \"25\"]\n1. c3-d4 f6-g5 2. b2-c3 *"}, {"limits", {{"depth", 3}}}},
-      Origin{"", engine::Priority::interactive, false}, cb);
+      Origin{"", Priority::interactive, false}, cb);
   Reply r = done->get_future().get();
   ASSERT_EQ(r.status, 200) << r.body.dump();
   EXPECT_EQ(r.body["game"], "draughts");

@@ -24,7 +24,7 @@ struct Blocker {
     cb.on_done = [d = done](Reply r) { d->set_value(std::move(r)); };
     const bool live = limits.contains("infinite");
     ticket = api.analyze({{"limits", std::move(limits)}, {"threads", threads}},
-                         Origin{owner, engine::Priority::interactive, live}, cb);
+                         Origin{owner, Priority::interactive, live}, cb);
   }
   Reply release() {
     ticket->cancel();
@@ -99,7 +99,7 @@ TEST(Scheduler, StoppedSearchesAreNotCached) {
     std::call_once(*once, [&] { first_info->set_value(); });
   };
   cb.on_done = [done](Reply r) { done->set_value(std::move(r)); };
-  ticket = api->analyze(request, Origin{"", engine::Priority::interactive, false}, cb);
+  ticket = api->analyze(request, Origin{"", Priority::interactive, false}, cb);
   first_info->get_future().wait();
   ticket->cancel();
   Reply stopped = done->get_future().get();
@@ -108,7 +108,7 @@ TEST(Scheduler, StoppedSearchesAreNotCached) {
   auto again = std::make_shared<std::promise<Reply>>();
   Reporter cb2;
   cb2.on_done = [again](Reply r) { again->set_value(std::move(r)); };
-  auto t2 = api->analyze(request, Origin{"", engine::Priority::interactive, false}, cb2);
+  auto t2 = api->analyze(request, Origin{"", Priority::interactive, false}, cb2);
   t2->cancel();
   Reply r2 = again->get_future().get();
   EXPECT_TRUE(r2.headers.empty());
@@ -125,8 +125,7 @@ TEST(Scheduler, FullQueueAnswers429WithRetryAfter) {
   auto queued = std::make_shared<std::promise<Reply>>();
   Reporter cb;
   cb.on_done = [queued](Reply r) { queued->set_value(std::move(r)); };
-  auto t = api->analyze({{"limits", {{"depth", 2}}}},
-                        Origin{"", engine::Priority::interactive, false}, cb);
+  auto t = api->analyze({{"limits", {{"depth", 2}}}}, Origin{"", Priority::interactive, false}, cb);
   EXPECT_EQ(metric(*api, "kibitz_jobs_queued"), 1);
   // ...the next is refused.
   Reply full = analyze(*api, {{"limits", {{"depth", 3}}}});
@@ -147,7 +146,7 @@ TEST(Scheduler, InteractiveGoesBeforeBatch) {
   std::vector<std::string> order;
   std::vector<std::shared_ptr<std::promise<void>>> done;
   std::vector<std::shared_ptr<Ticket>> tickets;
-  const auto submit = [&](std::string name, engine::Priority p, const char* move) {
+  const auto submit = [&](std::string name, Priority p, const char* move) {
     auto d = std::make_shared<std::promise<void>>();
     done.push_back(d);
     Reporter cb;
@@ -161,10 +160,10 @@ TEST(Scheduler, InteractiveGoesBeforeBatch) {
     tickets.push_back(
         api->analyze({{"moves", {move}}, {"limits", {{"depth", 2}}}}, Origin{"", p, false}, cb));
   };
-  submit("batch1", engine::Priority::batch, "e2e4");
-  submit("batch2", engine::Priority::batch, "d2d4");
-  submit("interactive1", engine::Priority::interactive, "c2c4");
-  submit("interactive2", engine::Priority::interactive, "g1f3");
+  submit("batch1", Priority::batch, "e2e4");
+  submit("batch2", Priority::batch, "d2d4");
+  submit("interactive1", Priority::interactive, "c2c4");
+  submit("interactive2", Priority::interactive, "g1f3");
   blocker.release();
   for (auto& d : done) d->get_future().wait();
   EXPECT_EQ(order, (std::vector<std::string>{"interactive1", "interactive2", "batch1", "batch2"}));
@@ -190,7 +189,7 @@ struct Recorder {
       d->set_value(std::move(r));
     };
     tickets.push_back(api.analyze({{"moves", {move}}, {"limits", {{"depth", 2}}}},
-                                  Origin{owner, engine::Priority::interactive, false}, cb));
+                                  Origin{owner, Priority::interactive, false}, cb));
     return d;
   }
 };
@@ -260,8 +259,7 @@ TEST(Scheduler, CancellingAQueuedAnalysisAnswersCancelled) {
   auto done = std::make_shared<std::promise<Reply>>();
   Reporter cb;
   cb.on_done = [done](Reply r) { done->set_value(std::move(r)); };
-  auto t = api->analyze({{"limits", {{"depth", 2}}}},
-                        Origin{"", engine::Priority::interactive, false}, cb);
+  auto t = api->analyze({{"limits", {{"depth", 2}}}}, Origin{"", Priority::interactive, false}, cb);
   t->cancel();
   t->cancel();  // idempotent
   Reply r = done->get_future().get();
@@ -295,8 +293,7 @@ TEST(Scheduler, ShutdownRefusesNewWorkAndStopsRunning) {
   auto queued = std::make_shared<std::promise<Reply>>();
   Reporter cb;
   cb.on_done = [queued](Reply r) { queued->set_value(std::move(r)); };
-  auto t = api->analyze({{"limits", {{"depth", 2}}}},
-                        Origin{"", engine::Priority::interactive, false}, cb);
+  auto t = api->analyze({{"limits", {{"depth", 2}}}}, Origin{"", Priority::interactive, false}, cb);
   const std::string job = api->submit_job({{"limits", {{"depth", 2}}}}, {}).body["id"];
   api->shutdown();
   EXPECT_FALSE(api->ready());

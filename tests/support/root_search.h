@@ -15,9 +15,9 @@
 
 #include "chess/game.h"
 #include "draughts/game.h"
+#include "engine/root_search.h"
 #include "engine/service.h"
 #include "engine/thread_pool.h"
-#include "search/root_search.h"
 
 namespace kibitz::test {
 
@@ -78,7 +78,7 @@ class DirectSearch {
   // starts (e.g. set_iteration_hook).
   engine::Result run(const Position& root, const engine::AnalysisRequest& request,
                      engine::Callbacks callbacks = {},
-                     std::function<void(search::RootSearch<G>&)> prepare = {}) {
+                     std::function<void(impl::RootSearch<G>&)> prepare = {}) {
     std::vector<Move> moves;
     if (request.searchmoves.empty()) {
       Move list[G::kMaxMoves];
@@ -95,8 +95,8 @@ class DirectSearch {
       ++*reports;
       if (on_done) on_done(r);
     };
-    auto search = std::make_shared<search::RootSearch<G>>(root, std::move(moves), request, table_,
-                                                          std::move(callbacks), "");
+    auto search = std::make_shared<impl::RootSearch<G>>(root, std::move(moves), request, table_,
+                                                        std::move(callbacks), "");
     if (prepare) prepare(*search);
     search->start(pool_, ++group_);
     search->wait();
@@ -115,10 +115,10 @@ class DirectSearch {
 template <class G>
 class RootSearchSpy {
  public:
-  explicit RootSearchSpy(std::function<void(search::RootSearch<G>&)> seen) {
-    search::RootSearch<G>::on_start_for_tests = std::move(seen);
+  explicit RootSearchSpy(std::function<void(impl::RootSearch<G>&)> seen) {
+    impl::RootSearch<G>::on_start_for_tests = std::move(seen);
   }
-  ~RootSearchSpy() { search::RootSearch<G>::on_start_for_tests = nullptr; }
+  ~RootSearchSpy() { impl::RootSearch<G>::on_start_for_tests = nullptr; }
   RootSearchSpy(const RootSearchSpy&) = delete;
   RootSearchSpy& operator=(const RootSearchSpy&) = delete;
 };

@@ -36,7 +36,7 @@ void check_searchmoves_store_no_root_value(const std::string& fen, const std::st
   ASSERT_TRUE(full.bestmove);
   ASSERT_TRUE(search.table().probe(G::key(root), d)) << "an unrestricted search stores its root";
   EXPECT_EQ(d.move, G::move_code(find_move<G>(root, *full.bestmove)));
-  EXPECT_EQ(G::score_to_report(tt::value_from_tt(d.value, 0)), full.lines.at(0).score);
+  EXPECT_EQ(impl::Report<G>::score(tt::value_from_tt(d.value, 0)), full.lines.at(0).score);
 }
 
 // After a MultiPV search the root's entry is the first line's (the search
@@ -60,7 +60,7 @@ void check_multipv_stores_the_first_line_only(const std::string& fen, int lines,
   const engine::Line& first = result.lines[0];
   EXPECT_EQ(d.move, G::move_code(find_move<G>(root, first.moves.at(0))))
       << "the root's move is the first line's, " << first.moves[0];
-  EXPECT_EQ(G::score_to_report(tt::value_from_tt(d.value, 0)), first.score)
+  EXPECT_EQ(impl::Report<G>::score(tt::value_from_tt(d.value, 0)), first.score)
       << "the root's value is the first line's";
   EXPECT_EQ(d.bound, search::BoundExact);
   for (const auto& line : result.lines)

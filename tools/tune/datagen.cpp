@@ -85,7 +85,7 @@ std::pair<typename Game::Move, int> search_move(const typename Game::Position& p
   using Move = typename Game::Move;
   std::vector<Move> moves;
   for (Move m : typename Rules<Game>::Moves(pos)) moves.push_back(m);
-  engine::Limits limits;
+  kibitz::Limits limits;
   limits.nodes = nodes;
   table.new_search();
   search::Shared<Game> shared(pos, moves, 1, limits, table, false);

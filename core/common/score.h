@@ -1,4 +1,6 @@
-// Search scores, bounds and depths, shared by both games.
+// Search scores, bounds and depths: the vocabulary of the games' evaluations,
+// the transposition table and the search, so it sits below all three (its
+// namespace is still the search's, where every score is read).
 #pragma once
 
 #include <cstdint>

@@ -23,38 +23,41 @@
 
 #include "common/contain.h"
 #include "engine/analysis.h"
+#include "engine/game_report.h"
 #include "engine/thread_pool.h"
 #include "search/search.h"
 
-KIBITZ_NAMESPACE(search) {
+KIBITZ_NAMESPACE(impl) {
 
-// Turns a game's internal results into the neutral report types. A game
-// provides G::move_string, G::kHasSan, G::san_string, G::wdl and
-// G::score_to_report (search/game.h stays free of strings).
-template <Game G>
-engine::Line make_line(const typename G::Position& root, const RootMove<G>& rm, int multipv,
+// Turns a game's internal results into the neutral report types, through
+// the reporting half of its adapter (engine/game_report.h): the search and
+// the games' search adapters stay free of strings and report types.
+template <search::Game G>
+engine::Line make_line(const typename G::Position& root, const search::RootMove<G>& rm, int multipv,
                        int depth) {
+  using R = Report<G>;
+  using namespace search;
   engine::Line line;
   line.multipv = multipv;
   typename G::Position pos = root;
   for (const auto& m : rm.pv) {
-    if (!G::is_legal(pos, m)) break;  // defensive: a line is only ever shown legal
-    line.moves.push_back(G::move_string(pos, m));
-    if constexpr (G::kHasSan) line.san.push_back(G::san_string(pos, m));
+    if (!R::is_legal(pos, m)) break;  // defensive: a line is only ever shown legal
+    line.moves.push_back(R::move_string(pos, m));
+    if constexpr (R::kHasSan) line.san.push_back(R::san_string(pos, m));
     G::do_move(pos, m);
   }
   const Value v = rm.score == -kValueInfinite ? rm.previous_score : rm.score;
-  line.score = G::score_to_report(v);
+  line.score = R::score(v);
   line.bound = rm.bound == BoundLower   ? engine::BoundKind::lower
                : rm.bound == BoundUpper ? engine::BoundKind::upper
                                         : engine::BoundKind::exact;
-  line.wdl = G::wdl(v);
+  line.wdl = R::wdl(v);
   line.depth = depth;
   line.seldepth = rm.sel_depth;
   return line;
 }
 
-template <Game G>
+template <search::Game G>
 class RootSearch final : public engine::SearchHandle,
                          public std::enable_shared_from_this<RootSearch<G>> {
  public:
@@ -70,8 +73,7 @@ class RootSearch final : public engine::SearchHandle,
                 /*restricted_root=*/!request.searchmoves.empty()),
         callbacks_(std::move(callbacks)),
         fen_(std::move(fen)),
-        threads_(std::max(1, request.threads)),
-        priority_(request.priority) {}
+        threads_(std::max(1, request.threads)) {}
 
   // Tests only (empty otherwise): runs as every root search of this game
   // starts, on the thread that starts it, before its workers run. Set it
@@ -79,7 +81,7 @@ class RootSearch final : public engine::SearchHandle,
   static inline std::function<void(RootSearch&)> on_start_for_tests;
 
   // Before start(): the memory the workers start from and leave their tables in.
-  void set_memory(std::shared_ptr<Memory> memory) { shared_.memory = std::move(memory); }
+  void set_memory(std::shared_ptr<search::Memory> memory) { shared_.memory = std::move(memory); }
 
   // For tests only, before start(): runs on each worker after each iteration
   // it completes, with (worker index, depth); it may throw, as a worker can.
@@ -100,8 +102,8 @@ class RootSearch final : public engine::SearchHandle,
     group_ = group;
     shared_.tt.new_search();
     for (int i = 0; i < threads_; ++i)
-      shared_.workers.push_back(std::make_unique<Worker<G>>(shared_, i));
-    shared_.on_progress = [this](const Worker<G>& main) { report_iteration(main); };
+      shared_.workers.push_back(std::make_unique<search::Worker<G>>(shared_, i));
+    shared_.on_progress = [this](const search::Worker<G>& main) { report_iteration(main); };
     running_.store(threads_, std::memory_order_relaxed);
     std::vector<engine::ThreadPool::Task> tasks;
     auto self = this->shared_from_this();
@@ -170,7 +172,7 @@ class RootSearch final : public engine::SearchHandle,
     }
   }
 
-  engine::Progress progress_of(const Worker<G>& w) const {
+  engine::Progress progress_of(const search::Worker<G>& w) const {
     engine::Progress p;
     p.white_to_move = G::white_to_move(shared_.root);
     p.depth = w.completed_depth();
@@ -188,7 +190,7 @@ class RootSearch final : public engine::SearchHandle,
 
   // On the main worker, inside its run(): a throwing callback stops the
   // search here rather than unwinding through it.
-  void report_iteration(const Worker<G>& main) {
+  void report_iteration(const search::Worker<G>& main) {
     if (!callbacks_.on_progress) return;
     try {
       callbacks_.on_progress(progress_of(main));
@@ -198,7 +200,7 @@ class RootSearch final : public engine::SearchHandle,
   }
 
   engine::Result result() const {
-    const Worker<G>* best = shared_.workers[0].get();
+    const search::Worker<G>* best = shared_.workers[0].get();
     for (const auto& w : shared_.workers)
       if (w->completed_depth() > best->completed_depth()) best = w.get();
     engine::Result r;
@@ -210,7 +212,7 @@ class RootSearch final : public engine::SearchHandle,
       if (r.lines[0].moves.size() > 1) r.ponder = r.lines[0].moves[1];
     } else if (!shared_.root_moves.empty()) {
       // Stopped before the first iteration: any legal move beats none.
-      r.bestmove = G::move_string(shared_.root, shared_.root_moves[0]);
+      r.bestmove = Report<G>::move_string(shared_.root, shared_.root_moves[0]);
     }
     return r;
   }
@@ -250,11 +252,10 @@ class RootSearch final : public engine::SearchHandle,
     done_cv_.notify_all();
   }
 
-  Shared<G> shared_;
+  search::Shared<G> shared_;
   engine::Callbacks callbacks_;
   std::string fen_;
   const int threads_;
-  const engine::Priority priority_;
   engine::ThreadPool* pool_ = nullptr;
   uint64_t group_ = 0;
   std::atomic<int> running_{0};
@@ -265,4 +266,4 @@ class RootSearch final : public engine::SearchHandle,
   std::optional<std::string> error_;  // under mutex_
 };
 
-}  // KIBITZ_NAMESPACE(search)
+}  // KIBITZ_NAMESPACE(impl)
