@@ -273,12 +273,14 @@ class WsTest(unittest.TestCase):
             ws = RawWs(s.port, small_window=True)
             try:
                 ws.send_json({"type": "annotate", "id": "fill", "pgn": fill, "limits": {"depth": 1}})
-                self.assertTrue(wait_until(lambda: s.metric("kibitz_jobs_finished_total") == 1),
-                                "the review never finished")
+                # TIMEOUT: a hang guard (the review takes well under a second
+                # here, seconds under the sanitizers), not a time asserted.
+                self.assertTrue(wait_until(lambda: s.metric("kibitz_jobs_finished_total") == 1,
+                                           timeout=TIMEOUT), "the review never finished")
                 ws.send_json({"type": "analyze", "id": "slow", "fen": CHESS_MIDDLE, "moves": ["b2b3"],
                               "limits": {"depth": 8}})
-                self.assertTrue(wait_until(lambda: s.metric("kibitz_jobs_finished_total") == 2),
-                                "the analysis never finished")
+                self.assertTrue(wait_until(lambda: s.metric("kibitz_jobs_finished_total") == 2,
+                                           timeout=TIMEOUT), "the analysis never finished")
                 seen = []
                 while not seen or seen[-1]["type"] != "bestmove":
                     m = ws.recv_json()
