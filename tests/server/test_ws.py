@@ -294,7 +294,8 @@ class WsTest(unittest.TestCase):
         self.assertEqual(seen[-1]["id"], "slow")
         self.assertEqual(seen[-1]["depth"], 8)
         self.assertEqual([m["depth"] for m in infos], [8],
-                         "one info, the newest, while the client did not read")
+                         "one info, the newest, while the client did not read (every one: the "
+                         "outbox did not coalesce, or the connection held the whole review)")
 
 if __name__ == "__main__":
     unittest.main(verbosity=2)
