@@ -250,7 +250,8 @@ class HttpTest(unittest.TestCase):
         status, _, r = self.call("POST", "/v1/moves", {"game": "chess", "fen": CHESS_START, "moves": ["e2e4"]})
         self.assertEqual(status, 200, r)
         self.assertEqual(len(r["legal_moves"]), 20)
-        after_e4 = chess_js([{"op": "moves", "fen": "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1"}])[0]
+        after_e4 = chess_js([{"op": "moves",
+                              "fen": "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1"}])[0]
         self.assertEqual(sorted((m["uci"], m["san"]) for m in r["legal_moves"]),
                          sorted((m["uci"], m["san"]) for m in after_e4))
         status, _, r = self.call("POST", "/v1/moves", {"game": "draughts", "fen": "W:Wc3:Bd4,f6", "moves": []})
