@@ -141,13 +141,13 @@ class HAProxy:
                                       os.path.join(ROOT, "deploy", "haproxy", "haproxy.cfg")],
                                      env=self.env, stdout=self.log, stderr=self.log)
 
-    def states(self):
-        """{server: status} of the default backend, from the runtime API."""
+    def command(self, text):
+        """One runtime API command; its answer ("" when the socket fails)."""
         try:
             with socket.socket(socket.AF_UNIX) as s:
                 s.settimeout(2)
                 s.connect(self.sock)
-                s.sendall(b"show stat\n")
+                s.sendall(text.encode() + b"\n")
                 data = b""
                 while True:
                     chunk = s.recv(65536)
@@ -155,13 +155,27 @@ class HAProxy:
                         break
                     data += chunk
         except OSError:
+            return ""
+        return data.decode()
+
+    def stats(self):
+        """{(proxy, server): {column: value}} from `show stat` (columns by
+        the header's names: wretr, wredis, econ, eresp, hrsp_5xx, status...)."""
+        lines = self.command("show stat").splitlines()
+        if not lines or not lines[0].startswith("# "):
             return {}
+        names = lines[0][2:].split(",")
         out = {}
-        for line in data.decode().splitlines():
+        for line in lines[1:]:
             f = line.split(",")
-            if len(f) > 17 and f[0] == "kibitz" and f[1] not in ("FRONTEND", "BACKEND"):
-                out[f[1]] = f[17]
+            if len(f) >= len(names) - 1:
+                out[(f[0], f[1])] = dict(zip(names, f))
         return out
+
+    def states(self):
+        """{server: status} of the default backend, from the runtime API."""
+        return {sv: row["status"] for (px, sv), row in self.stats().items()
+                if px == "kibitz" and sv not in ("FRONTEND", "BACKEND")}
 
     def wait_up(self, names, timeout=30):
         end = time.monotonic() + timeout
@@ -473,6 +487,126 @@ def stall_run(c, seconds):
            len(before), sum(1 for r in runs if r > 1)), flush=True)
 
 
+def counter(row, name):
+    value = row.get(name, "")
+    return int(value) if value.isdigit() else 0
+
+
+def port_closed(port):
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=2):
+            return False
+    except ConnectionRefusedError:
+        return True
+    except OSError:
+        return False
+
+
+def running_analysis(k, movetime_ms):
+    """An analysis sent to instance k itself (not through HAProxy), once it
+    runs there: (thread, out); out["answer"] is its (status, headers, body)
+    once the thread ends. Work that keeps k draining at a SIGTERM."""
+    out = {}
+
+    def run():
+        out["answer"] = call(k.port, "POST", "/v1/analyze",
+                             {"fen": MIDDLE, "moves": ["h2h3"], "limits": {"movetime_ms": movetime_ms}})
+    t = threading.Thread(target=run)
+    t.start()
+    for _ in range(600):
+        status, _, text = call(k.port, "GET", "/metrics")
+        if status == 200 and re.search(r"^kibitz_jobs_running [1-9]", text, re.M):
+            return t, out
+        time.sleep(0.01)
+    fail("the analysis on %s never ran" % k.name)
+
+
+def check_drained(k, t, out, drains_before):
+    """The analysis running at k's SIGTERM was finished in the drain and
+    answered whole; k logged one drain more."""
+    t.join()
+    status, _, body = out.get("answer", (0, {}, "no answer"))
+    if status != 200 or not isinstance(body, dict) or body.get("stopped") is not False:
+        fail("%s: the analysis running at SIGTERM was not finished in the drain: %s %s"
+             % (k.name, status, str(body)[:200]))
+    if k.log().count("draining: ") != drains_before + 1:
+        fail("%s did not log its drain" % k.name)
+
+
+def retry_run(c, requests=12):
+    """HAProxy's retry, not the client's: one instance gets SIGTERM (its
+    port closes; it drains an analysis sent to it) while HAProxy still sends
+    it requests, its health check turned off through the runtime API as in
+    the second or two before a failed check takes an instance out. A client
+    that does not retry sends `requests` analyses one at a time through
+    HAProxy: each must be answered 200, and HAProxy's counters must show the
+    requests it retried and sent to another instance (retry-on, redispatch).
+    The drained analysis is answered whole (stopped false) and the instance
+    exits 0."""
+    hp = c.haproxy
+    victim = c.kibitz[0]
+    backend = ("kibitz", "BACKEND")
+    # One keep-alive connection to HAProxy, whose first requests leave it
+    # idle connections to the instances to reuse for later ones.
+    conn = http.client.HTTPConnection("127.0.0.1", hp.port, timeout=60)
+
+    def ask(i):
+        try:
+            conn.request("POST", "/v1/analyze", body=json.dumps(
+                {"moves": OPENINGS[i % len(OPENINGS)], "limits": {"nodes": 5000 + i}}),
+                headers={"Content-Type": "application/json"})
+            r = conn.getresponse()
+            return r.status, r.read().decode()
+        except (OSError, http.client.HTTPException) as e:
+            return 0, "no answer: %r" % e
+    for i in range(6):
+        status, body = ask(100 + i)
+        if status != 200:
+            fail("retry: an analysis through haproxy before the stop: %s %s" % (status, body[:200]))
+    hp.command("disable health kibitz/%s" % victim.name)
+    drains = victim.log().count("draining: ")
+    t, drained = running_analysis(victim, 2000)
+    before = hp.stats()
+    victim.proc.send_signal(signal.SIGTERM)
+    for _ in range(600):
+        if port_closed(victim.port):
+            break
+        time.sleep(0.01)
+    else:
+        fail("retry: %s did not close its port at SIGTERM" % victim.name)
+    answers = {}
+    for i in range(requests):
+        status, body = ask(i)
+        answers[status] = answers.get(status, 0) + 1
+        if status != 200:
+            fail("retry: a client that does not retry was answered %s through haproxy: %s"
+                 % (status, str(body)[:200]))
+    conn.close()
+    after = hp.stats()
+    check_drained(victim, t, drained, drains)
+    code = victim.proc.wait(60)
+    hp.command("enable health kibitz/%s" % victim.name)
+    victim.start()
+    hp.wait_up([k.name for k in c.kibitz])
+    moved = {n: counter(after[backend], n) - counter(before[backend], n) for n in ("wretr", "wredis")}
+    # What the instance answered after the signal, on the connection HAProxy
+    # had kept open to it: 503 shutting_down, which the client never saw.
+    refused_503 = len(re.findall(r"POST /v1/analyze 503 ", victim.log().split("signal 15: shutting down")[-1]))
+    print("cluster: haproxy retry: %s given SIGTERM while haproxy still sent it requests: %d "
+          "analyses from a client that does not retry, answered %s; haproxy's counters: "
+          "redispatched %d, retried %d; %s answered 503 shutting_down on an open connection %d "
+          "time(s); the analysis it drained answered whole; exit %s" %
+          (victim.name, requests, answers, moved["wredis"], moved["wretr"], victim.name,
+           refused_503, code), flush=True)
+    if moved["wredis"] < 1:
+        fail("retry: haproxy redispatched nothing, so its retry was not what answered")
+    if refused_503 < 1:
+        fail("retry: %s answered no 503 shutting_down on an open connection (retry-on 503 untested)"
+             % victim.name)
+    if code != 0:
+        fail("retry: %s exited %s after SIGTERM" % (victim.name, code))
+
+
 def rolling_run(c, rounds_nodes):
     """Each instance in turn gets SIGTERM (and comes back) while clients stream
     analyses and submit jobs through HAProxy."""
@@ -516,15 +650,20 @@ def rolling_run(c, rounds_nodes):
     threads.append(threading.Thread(target=submitter))
     for t in threads:
         t.start()
-    time.sleep(2)
+    time.sleep(1)
     try:
         for k in c.kibitz:
+            # Besides the streams it may hold: an analysis that keeps it
+            # draining, answered whole after the signal.
+            drains = k.log().count("draining: ")
+            t, drained = running_analysis(k, 1000)
             code = k.term(timeout=60)
+            check_drained(k, t, drained, drains)
             if code != 0:
                 fail("%s exited %s after SIGTERM" % (k.name, code))
             k.start()
             c.haproxy.wait_up([x.name for x in c.kibitz])
-            time.sleep(1)
+            time.sleep(0.5)
     finally:
         stop.set()
         for t in threads:
@@ -532,7 +671,8 @@ def rolling_run(c, rounds_nodes):
     ends = wait_finished(hp, jobs, timeout=180)
     done = sum(1 for e in ends.values() if e["status"] == "done")
     fives = sum(v for s, v in statuses.items() if s >= 500 or s == 0)
-    print("cluster: rolling restart (SIGTERM to each of 3 instances in turn, drain_ms 10000): "
+    print("cluster: rolling restart (SIGTERM to each of 3 instances in turn, drain_ms 10000, "
+          "each draining an analysis it answered whole): "
           "%d streamed analyses, %d jobs; answers by status %s; 5xx or no answer: %d; streams "
           "ending in an error: %d; jobs done %d/%d" %
           (streams[0], len(jobs), dict(sorted(statuses.items())), fives,
@@ -658,6 +798,7 @@ def main():
         if a.stall > 0:
             stall_run(c, a.stall)
         if a.rolling:
+            retry_run(c)
             rolling_run(c, a.nodes)
         if a.latency:
             latency_run(c, a.binary, work, a.latency)

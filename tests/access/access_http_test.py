@@ -188,7 +188,8 @@ class AccessConfigErrorTest(unittest.TestCase):
                 json.dump({"access": {"keys": [{"id": "a", "token": "long-enough", "scopes": ["prft"]}]}}, f)
             p = subprocess.run([KIBITZ, "serve", "--port", "0", "--config", path], capture_output=True,
                                text=True, timeout=30)
-            self.assertNotEqual(p.returncode, 0)
+            # README: a configuration error names its key and exits with status 2.
+            self.assertEqual(p.returncode, 2, p.stderr)
             self.assertIn("access.keys[0].scopes[0]", p.stderr)
 
     def test_default_config_refuses_cross_origin_websocket(self):

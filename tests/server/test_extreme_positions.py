@@ -17,7 +17,6 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 import unittest
 import urllib.parse
 
@@ -25,14 +24,13 @@ import websockets
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from kibitz_server import ROOT, Schemas, Server, wait_until  # noqa: E402
+from chess_js import chess_js  # noqa: E402
 
 sys.path.insert(0, os.path.join(ROOT, "tools", "draughts"))
 import rules as R  # noqa: E402
 
 SCHEMAS = Schemas()
 TIMEOUT = 120
-MATCH = os.path.join(ROOT, "tools", "match")
-CHESS_JS = os.path.join(MATCH, "node_modules", "chess.js", "dist", "esm", "chess.js")
 
 
 def mirrored(fen):
@@ -87,48 +85,6 @@ DRAUGHTS_REFUSED = {
     "white man on row 8": "W:Wb8:Bh6",
     "black man on row 1": "B:Wc3:Ba1",
 }
-
-NODE_HELPER = r"""
-import { readFileSync } from 'node:fs';
-const { Chess } = await import(process.argv[2]);
-const reqs = JSON.parse(readFileSync(0, 'utf8'));
-const out = reqs.map((r) => {
-  const c = new Chess(r.fen, { skipValidation: true });
-  if (r.op === 'moves') {
-    return c.moves({ verbose: true }).map((m) => ({ uci: m.lan, san: m.san }));
-  }
-  if (r.op === 'perft') return c.perft(r.depth);
-  // op 'play': every move legal, and how the line ends.
-  for (const uci of r.moves) {
-    try {
-      c.move({ from: uci.slice(0, 2), to: uci.slice(2, 4), promotion: uci[4] });
-    } catch (e) {
-      return { legal: false, bad: uci };
-    }
-  }
-  return { legal: true, checkmate: c.isCheckmate(), stalemate: c.isStalemate() };
-});
-process.stdout.write(JSON.stringify(out));
-"""
-
-
-def chess_js(requests):
-    """Answers of chess.js (tools/match, by node) to a list of requests."""
-    if not os.path.exists(CHESS_JS):
-        subprocess.run(["npm", "ci", "--prefer-offline", "--no-audit", "--no-fund"], cwd=MATCH,
-                       check=True, capture_output=True, timeout=300)
-    with tempfile.NamedTemporaryFile("w", suffix=".mjs", delete=False) as f:
-        f.write(NODE_HELPER)
-        script = f.name
-    try:
-        out = subprocess.run(["node", script, "file://" + CHESS_JS], input=json.dumps(requests),
-                             capture_output=True, text=True, timeout=300)
-    finally:
-        os.unlink(script)
-    if out.returncode != 0:
-        raise RuntimeError("chess.js helper failed: " + out.stderr)
-    return json.loads(out.stdout)
-
 
 def referee_moves(fen):
     """The referee's legal moves as (from, to, captured squares)."""

@@ -1,5 +1,6 @@
 """REST endpoints of a real `kibitz serve`, both games, validated against
-proto/openapi.yaml."""
+proto/openapi.yaml. Chess SAN is checked against chess.js (tools/match, by
+node), not taken from the server's own /v1/moves."""
 
 import json
 import os
@@ -15,8 +16,12 @@ import unittest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from kibitz_server import (CHESS_MIDDLE, CHESS_START, DRAUGHTS_START, Schemas, Server,  # noqa: E402
                            wait_until)
+from chess_js import chess_js  # noqa: E402
 
 SCHEMAS = Schemas()
+# Caps set for this server (not the defaults), so that what the server
+# applies is compared with what it was told, not with what it reports.
+CAPS = {"max_depth": 48, "max_nodes": 5000000, "max_movetime_ms": 50000, "max_multipv": 4}
 
 
 class HttpTest(unittest.TestCase):
@@ -38,8 +43,9 @@ class HttpTest(unittest.TestCase):
         # One client's fifty concurrent analyses (test_fifty_concurrent_analyses)
         # are past the default per-client share of 16 searches queued or
         # running; the share itself is tested in scheduler_test and hostile.
-        cls.server = Server(["--web-root", root], env={"KIBITZ_MAX_PERFT_DEPTH_CHESS": "4",
-                                                       "KIBITZ_MAX_WORK_PER_CLIENT": "64"})
+        env = {"KIBITZ_MAX_PERFT_DEPTH_CHESS": "4", "KIBITZ_MAX_WORK_PER_CLIENT": "64"}
+        env.update({"KIBITZ_" + k.upper(): str(v) for k, v in CAPS.items()})
+        cls.server = Server(["--web-root", root], env=env)
         cls.server.start()
 
     @classmethod
@@ -103,7 +109,11 @@ class HttpTest(unittest.TestCase):
         legal = self.legal("chess", CHESS_START, ["e2e4", "e7e5"])
         self.assertIn(r["bestmove"], legal)
         self.assertEqual(r["lines"][0]["moves"][0], r["bestmove"])
-        self.assertEqual(len(r["lines"][0]["san"]), len(r["lines"][0]["moves"]))
+        # Each line's SAN is chess.js's for its moves.
+        plays = chess_js([{"op": "play", "moves": ["e2e4", "e7e5"] + line["moves"]} for line in r["lines"]])
+        for line, play in zip(r["lines"], plays):
+            self.assertTrue(play["legal"], (line, play))
+            self.assertEqual(line["san"], play["san"][2:], line)
         self.assertTrue({"cp"} == set(r["lines"][0]["score"]) or {"mate"} == set(r["lines"][0]["score"]))
 
     def test_analyze_draughts(self):
@@ -127,9 +137,21 @@ class HttpTest(unittest.TestCase):
         self.assertIsNone(r["bestmove"])
 
     def test_analyze_caps_limits(self):
-        status, _, r = self.analyze({"limits": {"depth": 10000, "nodes": 20000}})
+        status, _, info = self.call("GET", "/v1/info")
+        self.assertEqual(status, 200, info)
+        for key, value in CAPS.items():
+            self.assertEqual(info["limits"][key], value, key)
+        # Each limit past its cap is lowered to the cap; another, small
+        # limit ends the search soon.
+        for limits, key in (({"depth": 10000, "nodes": 20000}, "depth"),
+                            ({"nodes": 10 ** 15, "depth": 3}, "nodes"),
+                            ({"movetime_ms": 10 ** 12, "depth": 3}, "movetime_ms")):
+            status, _, r = self.analyze({"moves": ["d2d4"], "limits": limits})
+            self.assertEqual(status, 200, r)
+            self.assertEqual(r["limits"][key], CAPS["max_" + key], r["limits"])
+        status, _, r = self.analyze({"moves": ["d2d4"], "multipv": 99, "limits": {"depth": 3}})
         self.assertEqual(status, 200, r)
-        self.assertLessEqual(r["limits"]["depth"], 64)
+        self.assertEqual((r["multipv"], len(r["lines"])), (CAPS["max_multipv"],) * 2, r)
 
     def test_ndjson_stream_both_games(self):
         for game, fen in (("chess", CHESS_MIDDLE), ("draughts", DRAUGHTS_START)):
@@ -207,18 +229,31 @@ class HttpTest(unittest.TestCase):
             SCHEMAS.check_http("/v1/analyze", "POST", 200, r)
 
     def test_cached_answer_is_the_same(self):
-        body = {"fen": CHESS_MIDDLE, "limits": {"depth": 4}}
-        s1, _, first = self.analyze(body)
-        s2, _, second = self.analyze(body)
-        self.assertEqual((s1, s2), (200, 200))
-        self.assertEqual(first["lines"], second["lines"])
+        # A position no other test analyses: the first answer is a search.
+        body = {"fen": CHESS_MIDDLE, "moves": ["a2a4"], "limits": {"depth": 4}}
+        hits = self.server.metric("kibitz_cache_hits_total") or 0
+        s1, h1, first = self.analyze(body)
+        self.assertEqual(s1, 200, first)
+        self.assertEqual(first["source"], "search", first)
+        self.assertNotIn("x-kibitz-cache", h1)
+        # Repeated: from the cache, saying so, the same answer (twice: a
+        # repeat may also come from an I/O thread's memo of the answer).
+        for n in (1, 2):
+            s2, h2, second = self.analyze(body)
+            self.assertEqual(s2, 200, second)
+            self.assertEqual(h2.get("x-kibitz-cache"), "hit", h2)
+            self.assertEqual(second, first)
+            self.assertEqual(self.server.metric("kibitz_cache_hits_total"), hits + n)
 
     # moves and perft
     def test_moves(self):
         status, _, r = self.call("POST", "/v1/moves", {"game": "chess", "fen": CHESS_START, "moves": ["e2e4"]})
         self.assertEqual(status, 200, r)
         self.assertEqual(len(r["legal_moves"]), 20)
-        self.assertIn("san", r["legal_moves"][0])
+        after_e4 = chess_js([{"op": "moves",
+                              "fen": "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1"}])[0]
+        self.assertEqual(sorted((m["uci"], m["san"]) for m in r["legal_moves"]),
+                         sorted((m["uci"], m["san"]) for m in after_e4))
         status, _, r = self.call("POST", "/v1/moves", {"game": "draughts", "fen": "W:Wc3:Bd4,f6", "moves": []})
         self.assertEqual(status, 200, r)
         self.assertEqual([m["move"] for m in r["legal_moves"]], ["c3:e5:g7"])
@@ -274,19 +309,10 @@ class HttpTest(unittest.TestCase):
 
     def sixty_ply_game(self):
         """A legal 60-ply chess game, still going on after its last move,
-        chosen deterministically from the server's own legal-move lists."""
-        uci, san = [], []
-        while len(uci) < 60:
-            status, _, data = self.call("POST", "/v1/moves", {"game": "chess", "moves": uci})
-            self.assertEqual(status, 200, data)
-            options = data["legal_moves"]
-            for k in range(len(options)):
-                m = options[(len(uci) * 7 + k) % len(options)]
-                status, _, after = self.call("POST", "/v1/moves", {"game": "chess", "moves": uci + [m["uci"]]})
-                if after["status"] == "ongoing":
-                    break
-            uci.append(m["uci"])
-            san.append(m["san"])
+        chosen deterministically by chess.js, with chess.js's SAN."""
+        game = chess_js([{"op": "game", "plies": 60}])[0]
+        self.assertNotIn("error", game)
+        san = game["san"]
         text = " ".join((f"{i // 2 + 1}. " if i % 2 == 0 else "") + m for i, m in enumerate(san))
         return san, '[Event "sixty plies"]\n[Result "*"]\n\n' + text + " *\n"
 

@@ -13,6 +13,7 @@ from websockets.frames import Opcode
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from kibitz_server import CHESS_MIDDLE, DRAUGHTS_START, Schemas, Server, wait_until  # noqa: E402
+from raw_ws import RawWs  # noqa: E402
 
 SCHEMAS = Schemas()
 TIMEOUT = 60
@@ -41,9 +42,13 @@ def final_of(id_):
 class WsTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
+        # A client may hold both search threads: a replaced search is then
+        # stopped by its replacement, not by the scheduler's share rule
+        # (test_replace_by_id).
         cls.server = Server(env={"KIBITZ_WS_MESSAGES_PER_SECOND": "50",
                                  "KIBITZ_WS_MAX_MESSAGE_BYTES": "4096",
-                                 "KIBITZ_WS_MAX_SEARCHES_PER_CONNECTION": "3"})
+                                 "KIBITZ_WS_MAX_SEARCHES_PER_CONNECTION": "3",
+                                 "KIBITZ_MAX_THREADS_PER_CLIENT": "2"})
         cls.server.start()
 
     @classmethod
@@ -82,22 +87,38 @@ class WsTest(unittest.TestCase):
         seen = self.run_ws(go)
         self.assertEqual(seen[-1]["type"], "bestmove")
         self.assertTrue(seen[-1]["bestmove"])
+        # An infinite search ends only by the stop, and says so.
+        self.assertIs(seen[-1]["stopped"], True, seen[-1])
 
     def test_replace_by_id(self):
+        # The replacement runs a while (a live draughts search, stopped at
+        # depth 16), beside the thread the replaced one would keep if it were
+        # not stopped, whose next iterations (from depth 7) come within that
+        # while: none of them may show.
         async def go(ws):
             await ws.send(json.dumps({"type": "analyze", "id": "a", "fen": CHESS_MIDDLE,
                                       "limits": {"infinite": True}}))
-            await until(ws, lambda m: m["type"] == "info")
+            await until(ws, lambda m: m["type"] == "info" and m["depth"] >= 6)
             await ws.send(json.dumps({"type": "analyze", "id": "a", "game": "draughts",
-                                      "limits": {"depth": 4}}))
-            seen = await until(ws, lambda m: m["type"] == "bestmove" and m["game"] == "draughts")
+                                      "limits": {"infinite": True}}))
+            seen = await until(ws, lambda m: m["type"] == "info" and m["game"] == "draughts"
+                               and m["depth"] >= 16)
+            await ws.send(json.dumps({"type": "stop", "id": "a"}))
+            seen += await until(ws, final_of("a"))
             # Nothing more comes for the replaced search.
             await ws.send(json.dumps({"type": "analyze", "id": "b", "game": "draughts",
                                       "limits": {"depth": 2}}))
             later = await until(ws, final_of("b"))
             return seen, later
         seen, later = self.run_ws(go)
+        self.assertEqual((seen[-1]["type"], seen[-1]["game"]), ("bestmove", "draughts"), seen[-1])
         self.assertFalse([m for m in seen if m["type"] == "bestmove" and m["game"] == "chess"])
+        # From the replacement's first message on, nothing of the replaced
+        # search: no bestmove and no info either.
+        first = next(i for i, m in enumerate(seen) if m.get("game") == "draughts")
+        self.assertEqual([(m["type"], m.get("game"), m.get("depth")) for m in seen[first:]
+                          if m.get("game") != "draughts"], [],
+                         "messages of the replaced search after its replacement's first")
         self.assertFalse([m for m in later if m["id"] == "a"], later)
 
     def test_two_ids_on_one_socket(self):
@@ -241,18 +262,40 @@ class WsTest(unittest.TestCase):
         self.assertEqual(self.run_ws(go), 1008)
 
     def test_slow_reader_gets_coalesced_updates(self):
-        # Many searches' worth of iterations while the client does not read:
-        # the server must not queue them all, and the final answer still comes.
-        async def go(ws):
-            await ws.send(json.dumps({"type": "analyze", "id": "slow", "fen": CHESS_MIDDLE,
-                                      "limits": {"depth": 9}}))
-            await asyncio.sleep(1.0)
-            return await until(ws, final_of("slow"))
-        seen = self.run_ws(go)
-        self.assertEqual(seen[-1]["type"], "bestmove")
-        depths = [m["depth"] for m in seen if m["type"] == "info"]
-        self.assertEqual(depths, sorted(set(depths)))
-
+        # A client that does not read, on a connection that holds little (raw_ws):
+        # a long review's answer (about 90 kB) fills it and stays in flight, so
+        # every iteration of a search started after it waits in the server's
+        # outbox. Coalesced, the client then reads one info only, the newest
+        # (the last iteration's), and the bestmove; each iteration's info
+        # queued would be eight. Its own server: its counters are this test's.
+        fill = " ".join("%d. Nf3 Nf6 %d. Ng1 Ng8" % (2 * i + 1, 2 * i + 2) for i in range(75)) + " *"
+        with Server() as s:
+            ws = RawWs(s.port, small_window=True)
+            try:
+                ws.send_json({"type": "annotate", "id": "fill", "pgn": fill, "limits": {"depth": 1}})
+                # TIMEOUT: a hang guard (the review takes well under a second
+                # here, seconds under the sanitizers), not a time asserted.
+                self.assertTrue(wait_until(lambda: s.metric("kibitz_jobs_finished_total") == 1,
+                                           timeout=TIMEOUT), "the review never finished")
+                ws.send_json({"type": "analyze", "id": "slow", "fen": CHESS_MIDDLE, "moves": ["b2b3"],
+                              "limits": {"depth": 8}})
+                self.assertTrue(wait_until(lambda: s.metric("kibitz_jobs_finished_total") == 2,
+                                           timeout=TIMEOUT), "the analysis never finished")
+                seen = []
+                while not seen or seen[-1]["type"] != "bestmove":
+                    m = ws.recv_json()
+                    SCHEMAS.check_ws(m)
+                    seen.append(m)
+            finally:
+                ws.close()
+        review = [m for m in seen if m["type"] == "review"]
+        self.assertEqual([len(m["plies"]) for m in review], [300], "the review came whole")
+        infos = [m for m in seen if m["id"] == "slow" and m["type"] == "info"]
+        self.assertEqual(seen[-1]["id"], "slow")
+        self.assertEqual(seen[-1]["depth"], 8)
+        self.assertEqual([m["depth"] for m in infos], [8],
+                         "one info, the newest, while the client did not read (every one: the "
+                         "outbox did not coalesce, or the connection held the whole review)")
 
 if __name__ == "__main__":
     unittest.main(verbosity=2)

@@ -1,7 +1,8 @@
 // The store (server/store): jobs and plies kept across reopening, the
 // evaluation library (deepest per line count, eviction under the cap), the
-// refusals at open (a second server, a corrupt file, a newer schema), and
-// concurrent use from many threads (run under ThreadSanitizer).
+// refusals at open (a second server; a corrupt, foreign or newer file, each
+// left byte-for-byte), and concurrent use from many threads (run under
+// ThreadSanitizer).
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 #include <unistd.h>
@@ -299,16 +300,24 @@ TEST(Store, NewerSchemaIsRefusedAndLeftAsItIs) {
   EXPECT_EQ(read_all(path), before);
 }
 
-TEST(Store, ForeignDatabaseIsRefused) {
+// Another program's database (rollback journal, its own table and row): refused,
+// and not a byte of it changed (not even switched to WAL).
+TEST(Store, ForeignDatabaseIsRefusedAndLeftAsItIs) {
   TempDir dir;
   const auto path = dir.file("other.db");
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-  ASSERT_EQ(sqlite3_exec(db, "CREATE TABLE t (a)", nullptr, nullptr, nullptr), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "CREATE TABLE t (a); INSERT INTO t VALUES ('theirs')", nullptr,
+                         nullptr, nullptr),
+            SQLITE_OK);
   sqlite3_close(db);
+  const std::string before = read_all(path);
   auto st = open(sqlite_at(path));
   ASSERT_FALSE(st);
   EXPECT_NE(st.error().find("not a Kibitz store"), std::string::npos) << st.error();
+  EXPECT_NE(st.error().find("left as it is"), std::string::npos) << st.error();
+  EXPECT_TRUE(read_all(path) == before) << "the foreign file was changed";
+  EXPECT_FALSE(fs::exists(path + "-wal"));
 }
 
 // Many threads at once, as the server uses it: I/O threads creating and
