@@ -69,7 +69,8 @@ class Perft(unittest.TestCase):
 
     def test_counts_match_the_published_tables(self):
         start = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"
-        self.assertEqual(self.nodes(run("perft", "--depth", "4")), (published("chess", start)[4], []))
+        self.assertEqual(self.nodes(run("perft", "--depth", "4")),
+                         (published("chess", start)[4], []))
         self.assertEqual(self.nodes(run("perft", "--fen", KIWIPETE, "--depth", "3"))[0],
                          published("chess", KIWIPETE)[3])
         self.assertEqual(self.nodes(run("perft", "--game", "draughts", "--depth", "6"))[0],
@@ -136,14 +137,14 @@ class Annotate(unittest.TestCase):
         self.assertIn('[White "A"]', p.stdout)
         self.assertIn("Qh4#", p.stdout)
         self.assertIn("2. Nf3", p.stdout)  # the second game
-        figures = re.compile(r"(White|Black): accuracy \d+\.\d%, average loss \d+, \d+ inaccuracies, "
-                             r"\d+ mistakes, \d+ blunders")
+        figures = re.compile(r"(White|Black): accuracy \d+\.\d%, average loss \d+, "
+                             r"\d+ inaccuracies, \d+ mistakes, \d+ blunders")
         got = self.summaries(p.stderr)
         self.assertEqual([g[0] for g in got], [4, 3], p.stderr)
         for plies, white, black in got:
             self.assertRegex(white, figures)
-            self.assertTrue(white.startswith("White:") and black.startswith("Black:"), (white, black))
             self.assertRegex(black, figures)
+            self.assertEqual((white[:6], black[:6]), ("White:", "Black:"))
 
     def test_a_pdn_file_is_draughts(self):
         p = self.annotate(self.file("one.pdn", "1. c3-d4 f6-g5 2. b2-c3 *\n"))

@@ -82,7 +82,8 @@ class PositionHashing(unittest.TestCase):
         for fen, instances in seen.items():
             self.assertEqual(len(instances), 1, (fen, instances))
         used = set().union(*seen.values())
-        self.assertGreaterEqual(len(used), 2, "%d positions all went to %s" % (len(POSITIONS), used))
+        self.assertGreaterEqual(len(used), 2,
+                                "%d positions all went to %s" % (len(POSITIONS), used))
         self.assertGreaterEqual(len(unheaded), 2, unheaded)  # without it: leastconn's choice
 
     @staticmethod

@@ -89,8 +89,9 @@ class PayloadTooLarge(unittest.TestCase):
 
     def test_a_body_over_the_cap_closes_the_connection(self):
         # Keep-alive asked for (HTTP/1.1, and said); the length alone refuses it.
-        self.refused_and_closed(b"POST /v1/analyze HTTP/1.1\r\nHost: x\r\nConnection: keep-alive\r\n"
-                                b"Content-Type: application/json\r\nContent-Length: 1001\r\n\r\n")
+        self.refused_and_closed(b"POST /v1/analyze HTTP/1.1\r\nHost: x\r\n"
+                                b"Connection: keep-alive\r\nContent-Type: application/json\r\n"
+                                b"Content-Length: 1001\r\n\r\n")
 
     def test_headers_over_the_cap_close_the_connection(self):
         self.refused_and_closed(b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: keep-alive\r\n"
