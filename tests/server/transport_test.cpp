@@ -3,14 +3,16 @@
 // Beast client. A request whose handler throws gets 500 internal and a log
 // line naming its route; a WebSocket message whose handling throws gets an
 // `internal` error for its id; the connection, the server and the process
-// go on. And a WebSocket whose handshake is still being written when
-// shutdown reaches it is closed with 1001, never dropped.
+// go on; a failure of the WebSocket transport itself closes that
+// connection with 1011. And a WebSocket whose handshake is still being
+// written when shutdown reaches it is closed with 1001, never dropped.
 #include <gtest/gtest.h>
 #include <spdlog/sinks/ostream_sink.h>
 #include <spdlog/spdlog.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 
+#include <atomic>
 #include <boost/asio/connect.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -75,8 +77,14 @@ class ThrowingApi : public Api {
   Reply info() override { throw std::runtime_error("injected info failure"); }
   bool ready() const override { return true; }
   void shutdown() override {}
-  Metrics& metrics() override { return metrics_; }
+  Metrics& metrics() override {
+    if (metrics_throw_in.load() > 0 && metrics_throw_in.fetch_sub(1) == 1)
+      throw std::runtime_error("injected metrics failure");
+    return metrics_;
+  }
   const Config& config() const override { return config_; }
+  // Set to n: the n-th call of metrics() from then on throws, once.
+  std::atomic<int> metrics_throw_in{0};
 
  private:
   Config config_;
@@ -258,6 +266,41 @@ TEST_F(TransportExceptions, AThrowingWebSocketMessageGetsAnInternalErrorForItsId
   ws.close(websocket::close_code::normal);
   const std::string log = log_.text();
   EXPECT_NE(log.find("(message id boom)"), std::string::npos) << log;
+}
+
+// A failure of the WebSocket transport itself, outside the handling of a
+// message (here in the handshake's completion: the Api's metrics throw as
+// the connection opens), ends that connection with 1011, "internal error";
+// the server and its other connections go on.
+TEST_F(TransportExceptions, AFailureOfTheWebSocketTransportClosesWith1011) {
+  api_->metrics_throw_in = 2;  // the upgrade request's count, then the WebSocket's opening
+  websocket::stream<tcp::socket> ws(connect());
+  ws.handshake("localhost", "/v1/ws");
+  beast::flat_buffer buffer;
+  bool finished = false;
+  beast::error_code ec;
+  ws.async_read(buffer, [&](beast::error_code e, size_t) {
+    ec = e;
+    finished = true;
+  });
+  io_.restart();
+  io_.run_for(std::chrono::seconds(30));  // a hang guard: the close comes at once
+  ASSERT_TRUE(finished) << "no close within 30 s";
+  EXPECT_EQ(ec, websocket::error::closed) << ec.message();
+  EXPECT_EQ(ws.reason().code, websocket::close_code::internal_error);
+  EXPECT_EQ(std::string(ws.reason().reason.c_str()), "internal error");
+  EXPECT_EQ(api_->metrics_throw_in.load(), 0);
+  // Another WebSocket is served.
+  websocket::stream<tcp::socket> next(connect());
+  next.handshake("localhost", "/v1/ws");
+  next.write(net::buffer(std::string(R"({"type": "analyze", "id": "after"})")));
+  buffer.clear();
+  await([&](auto done) { next.async_read(buffer, done); });
+  const json m = json::parse(beast::buffers_to_string(buffer.data()));
+  EXPECT_EQ(m["type"], "bestmove") << m;
+  next.close(websocket::close_code::normal);
+  const std::string log = log_.text();
+  EXPECT_NE(log.find("exception in handshake: injected metrics failure"), std::string::npos) << log;
 }
 
 // Shutdown and a WebSocket upgrade at the same moment (server.restarts

@@ -105,6 +105,21 @@ TEST_F(Decode, IllegalSearchmovesAreRefusedBeforeAnyQueue) {
   EXPECT_EQ(job.body["error"]["code"], "illegal_move");
 }
 
+// README, fixed limits: searchmoves <= 256 entries. 256 (repeats of two
+// legal moves) are taken; one more is refused, naming the field and the cap.
+TEST_F(Decode, SearchmovesTakeAtMost256Entries) {
+  json moves = json::array();
+  for (int i = 0; i < 256; ++i) moves.push_back(i % 2 ? "d2d4" : "e2e4");
+  Reply r = analyze(*api, {{"searchmoves", moves}, {"limits", {{"depth", 2}}}});
+  ASSERT_EQ(r.status, 200) << r.body.dump().substr(0, 300);
+  EXPECT_TRUE(r.body["bestmove"] == "e2e4" || r.body["bestmove"] == "d2d4") << r.body["bestmove"];
+  moves.push_back("e2e4");
+  const std::string m =
+      error_of({{"searchmoves", moves}, {"limits", {{"depth", 2}}}}, "invalid_request");
+  EXPECT_NE(m.find("searchmoves"), std::string::npos) << m;
+  EXPECT_NE(m.find("at most 256"), std::string::npos) << m;
+}
+
 TEST_F(Decode, InfiniteIsAllowedOverTheWebSocketOnly) {
   auto promise = std::make_shared<std::promise<Reply>>();
   Reporter cb;

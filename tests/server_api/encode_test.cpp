@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
+#include <vector>
 
 #include "api_test_support.h"
 
@@ -61,6 +63,55 @@ TEST_F(Encode, DraughtsForcedWinIsAWinScore) {
   stm["pov"] = "side_to_move";
   Reply s = analyze(*api, stm);
   EXPECT_EQ(s.body["lines"][0]["score"], json({{"win", 1}}));
+}
+
+// README, "Each line also has wdl": win = 1 / (1 + exp((150 - cp) / s)),
+// loss the same with -cp, draw the rest, per mille, from the score's point
+// of view; s = 65 for chess, 50 for draughts. Computed here from each
+// line's reported score (rounded either way: within one per mille).
+void expect_wdl_curve(const json& body, double s, int* checked) {
+  for (const json& line : body["lines"]) {
+    if (!line["score"].contains("cp")) continue;  // mates and wins: 1000/0/0
+    const double cp = line["score"]["cp"].get<int>();
+    const auto curve = [s](double x) { return 1000.0 / (1.0 + std::exp((150.0 - x) / s)); };
+    const std::vector<int> wdl = line["wdl"].get<std::vector<int>>();
+    ASSERT_EQ(wdl.size(), 3u) << line.dump();
+    EXPECT_NEAR(wdl[0], curve(cp), 1.0) << "win at cp " << cp << ": " << line.dump();
+    EXPECT_NEAR(wdl[2], curve(-cp), 1.0) << "loss at cp " << cp << ": " << line.dump();
+    EXPECT_EQ(wdl[0] + wdl[1] + wdl[2], 1000) << line.dump();
+    ++*checked;
+  }
+}
+
+TEST_F(Encode, WdlOfNonMateScoresFollowsTheReadmeCurve) {
+  Config c = test_config();
+  c.max_multipv = 4;
+  auto a = make_api(c, *service);
+  int checked = 0;
+  // Black to move, both points of view; a level position and one where
+  // Black is up in material (scores away from 0); in draughts the start and
+  // a man down for White.
+  for (const char* fen : {"r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R b KQkq - 3 3",
+                          "r3k2r/pppq1ppp/2n5/3p4/3P4/8/PPP2PPP/RN1QK1N1 b Qkq - 0 9"})
+    for (const char* pov : {"white", "side_to_move"}) {
+      Reply r =
+          analyze(*a, {{"fen", fen}, {"limits", {{"depth", 5}}}, {"multipv", 4}, {"pov", pov}});
+      ASSERT_EQ(r.status, 200) << r.body.dump();
+      expect_wdl_curve(r.body, 65, &checked);
+    }
+  for (const char* fen :
+       {"W:Wa1,a3,b2,c1,c3,d2,e1,e3,f2,g1,g3,h2:Ba7,b6,b8,c7,d6,d8,e7,f6,f8,g7,h6,h8",
+        "B:Wa1,a3,b2,c1,c3,d2,e1,e3,f2,g1,g3:Ba7,b6,b8,c7,d6,d8,e7,f6,f8,g7,h6,h8"})
+    for (const char* pov : {"white", "side_to_move"}) {
+      Reply r = analyze(*a, {{"game", "draughts"},
+                             {"fen", fen},
+                             {"limits", {{"depth", 6}}},
+                             {"multipv", 4},
+                             {"pov", pov}});
+      ASSERT_EQ(r.status, 200) << r.body.dump();
+      expect_wdl_curve(r.body, 50, &checked);
+    }
+  EXPECT_GE(checked, 24) << "lines with a centipawn score";
 }
 
 TEST_F(Encode, NoLegalMoveAnswersWithTheStatus) {

@@ -1,0 +1,171 @@
+#!/usr/bin/env python3
+"""The `kibitz` program's own promises (README, "The kibitz program"):
+`--version` prints the version and the instruction set in use; `perft`
+prints `move: count` lines with --divide and a last line `nodes N time_ms T
+nps R`, counts checked against the published tables in tests/data; `annotate`
+writes the annotated games to stdout and per game `plies N nodes N time_ms T`
+and each player's figures to stderr; bad arguments, positions and files are
+one line on stderr and exit status 2.
+
+Usage: cli_commands_test.py KIBITZ VERSION DATA_DIR (VERSION: CMake's
+PROJECT_VERSION; DATA_DIR: tests/data)."""
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import unittest
+
+KIBITZ = VERSION = DATA = None
+TIMEOUT = 120  # a hang guard, not a speed check
+
+KIWIPETE = "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1"
+DRAUGHTS_START = "W:Wa1,a3,b2,c1,c3,d2,e1,e3,f2,g1,g3,h2:Ba7,b6,b8,c7,d6,d8,e7,f6,f8,g7,h6,h8"
+LAST_LINE = re.compile(r"^nodes (\d+) time_ms \d+ nps \d+$")
+
+
+def run(*args, env=None):
+    """`env`: variables to set, or to unset (None)."""
+    full = dict(os.environ, **(env or {}))
+    full = {k: v for k, v in full.items() if v is not None}
+    return subprocess.run([KIBITZ, *args], capture_output=True, text=True, timeout=TIMEOUT,
+                          env=full)
+
+
+def published(game, fen):
+    """{depth: count} of `fen` in tests/data/GAME/perft.epd."""
+    with open(os.path.join(DATA, game, "perft.epd")) as f:
+        for line in f:
+            if line.startswith(fen + " ;"):
+                return {int(p.split()[0][1:]): int(p.split()[1]) for p in line.split(";")[1:]}
+    raise AssertionError("%s not in %s/perft.epd" % (fen, game))
+
+
+class Version(unittest.TestCase):
+    def test_version_and_instruction_set(self):
+        p = run("--version", env={"KIBITZ_ISA": None})
+        self.assertEqual(p.returncode, 0, p.stderr)
+        m = re.fullmatch(r"kibitz (\S+) \(instruction set: (generic|bmi2)\)\n", p.stdout)
+        self.assertIsNotNone(m, repr(p.stdout))
+        self.assertEqual(m.group(1), VERSION)
+        # The one in use: KIBITZ_ISA chooses it.
+        p = run("--version", env={"KIBITZ_ISA": "generic"})
+        self.assertEqual(p.stdout, "kibitz %s (instruction set: generic)\n" % VERSION)
+
+    def test_bad_arguments_are_one_line_and_exit_2(self):
+        for args in (["--no-such-flag"], [], ["nonsense"], ["perft", "--depth"]):
+            p = run(*args)
+            self.assertEqual(p.returncode, 2, (args, p.stdout, p.stderr))
+            self.assertEqual(len(p.stderr.strip().splitlines()), 1, (args, p.stderr))
+
+
+class Perft(unittest.TestCase):
+    def nodes(self, p):
+        self.assertEqual(p.returncode, 0, p.stderr)
+        lines = p.stdout.splitlines()
+        m = LAST_LINE.match(lines[-1])
+        self.assertIsNotNone(m, lines[-1])
+        return int(m.group(1)), lines[:-1]
+
+    def test_counts_match_the_published_tables(self):
+        start = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"
+        self.assertEqual(self.nodes(run("perft", "--depth", "4")),
+                         (published("chess", start)[4], []))
+        self.assertEqual(self.nodes(run("perft", "--fen", KIWIPETE, "--depth", "3"))[0],
+                         published("chess", KIWIPETE)[3])
+        self.assertEqual(self.nodes(run("perft", "--game", "draughts", "--depth", "6"))[0],
+                         published("draughts", DRAUGHTS_START)[6])
+        self.assertEqual(self.nodes(run("perft", "--depth", "0"))[0], 1)
+
+    def test_divide_lists_each_root_move_first(self):
+        total, lines = self.nodes(run("perft", "--fen", KIWIPETE, "--depth", "2", "--divide"))
+        table = published("chess", KIWIPETE)
+        self.assertEqual(total, table[2])
+        self.assertEqual(len(lines), table[1])  # one line per legal move
+        counts = {}
+        for line in lines:
+            m = re.fullmatch(r"([a-h][1-8][a-h][1-8][qrbn]?): (\d+)", line)
+            self.assertIsNotNone(m, line)
+            counts[m.group(1)] = int(m.group(2))
+        self.assertEqual(len(counts), table[1])
+        self.assertEqual(sum(counts.values()), total)
+        _, lines = self.nodes(run("perft", "--game", "draughts", "--depth", "3", "--divide"))
+        self.assertEqual(len(lines), published("draughts", DRAUGHTS_START)[1])
+
+    def test_bad_input_is_one_line_and_exit_2(self):
+        for args in (["--depth", "31"], ["--depth", "-1"], ["--fen", "garbage", "--depth", "1"],
+                     ["--game", "go", "--depth", "1"], ["--isa", "sse9", "--depth", "1"],
+                     ["--game", "draughts", "--fen", "W:Wz9:B", "--depth", "1"], []):
+            p = run("perft", *args)
+            self.assertEqual(p.returncode, 2, (args, p.stdout, p.stderr))
+            self.assertEqual(p.stdout, "", args)
+            self.assertEqual(len(p.stderr.strip().splitlines()), 1, (args, p.stderr))
+
+
+class Annotate(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.TemporaryDirectory(prefix="kibitz-annotate-")
+
+    def tearDown(self):
+        self.dir.cleanup()
+
+    def file(self, name, text):
+        path = os.path.join(self.dir.name, name)
+        with open(path, "w") as f:
+            f.write(text)
+        return path
+
+    def annotate(self, path, *args):
+        return run("annotate", path, "--depth", "4", "--threads", "1", "--hash", "4", *args)
+
+    def summaries(self, stderr):
+        """Per game: (plies, White's line, Black's line) from stderr."""
+        lines = [l.strip().split("\r")[-1] for l in stderr.split("\n")]
+        out = []
+        for i, line in enumerate(lines):
+            m = re.fullmatch(r"plies (\d+) nodes \d+ time_ms \d+", line)
+            if m:
+                out.append((int(m.group(1)), lines[i + 1], lines[i + 2]))
+        return out
+
+    def test_games_to_stdout_figures_to_stderr(self):
+        path = self.file("two.pgn", '[White "A"]\n\n1. f3 e5 2. g4 Qh4# 0-1\n\n'
+                                    '[White "B"]\n\n1. e4 e5 2. Nf3 *\n')
+        p = self.annotate(path)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(p.stdout.count('[Annotator "Kibitz"]'), 2, p.stdout)
+        self.assertIn('[White "A"]', p.stdout)
+        self.assertIn("Qh4#", p.stdout)
+        self.assertIn("2. Nf3", p.stdout)  # the second game
+        figures = re.compile(r"(White|Black): accuracy \d+\.\d%, average loss \d+, "
+                             r"\d+ inaccuracies, \d+ mistakes, \d+ blunders")
+        got = self.summaries(p.stderr)
+        self.assertEqual([g[0] for g in got], [4, 3], p.stderr)
+        for plies, white, black in got:
+            self.assertRegex(white, figures)
+            self.assertRegex(black, figures)
+            self.assertEqual((white[:6], black[:6]), ("White:", "Black:"))
+
+    def test_a_pdn_file_is_draughts(self):
+        p = self.annotate(self.file("one.pdn", "1. c3-d4 f6-g5 2. b2-c3 *\n"))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("c3-d4", p.stdout)
+        self.assertEqual([g[0] for g in self.summaries(p.stderr)], [3], p.stderr)
+
+    def test_unreadable_file_or_a_game_that_cannot_start_is_exit_2(self):
+        cases = {"missing": os.path.join(self.dir.name, "none.pgn"),
+                 "not a record": self.file("bad.pgn", "1. e4 ((((\n"),
+                 "bad start": self.file("fen.pgn", '[FEN "garbage"]\n\n1. e4 *\n'),
+                 "illegal move": self.file("illegal.pgn", "1. e4 e5 2. Ke3 *\n")}
+        for what, path in cases.items():
+            p = self.annotate(path)
+            self.assertEqual(p.returncode, 2, (what, p.stdout, p.stderr))
+            self.assertEqual(p.stdout, "", what)
+            errors = [l for l in p.stderr.splitlines() if l.startswith("kibitz annotate:")]
+            self.assertEqual(len(errors), 1, (what, p.stderr))
+
+
+if __name__ == "__main__":
+    KIBITZ, VERSION, DATA = sys.argv[1:4]
+    del sys.argv[1:4]
+    unittest.main(verbosity=2)
