@@ -13,6 +13,7 @@
 #include "server/api/api.h"
 #include "server/api/config.h"
 #include "server/api/logging.h"
+#include "server/store/json_text.h"
 
 namespace kibitz::cli {
 
@@ -59,8 +60,7 @@ int run_analyze(const AnalyzeOptions& o) {
     reporter.on_done = [&promise](server::Reply r) { promise.set_value(std::move(r)); };
     auto ticket = api->analyze(request, server::Origin{}, std::move(reporter));
     const server::Reply reply = promise.get_future().get();
-    const std::string text =
-        reply.body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    const std::string text = server::to_wire(reply.body);
     if (reply.status == 200) {
       std::printf("%s\n", text.c_str());
     } else {

@@ -1,4 +1,5 @@
 #include "server/api/cache.h"
+#include "server/store/json_text.h"
 
 namespace kibitz::server {
 
@@ -21,8 +22,7 @@ std::shared_ptr<const std::string> ResultCache::get_text(const std::string& key)
 void ResultCache::put(const std::string& key, nlohmann::json value) {
   if (capacity_ == 0) return;
   // Serialised once here, outside the lock, as the transport would.
-  auto text = std::make_shared<const std::string>(
-      value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  auto text = std::make_shared<const std::string>(to_wire(value));
   Hit hit{std::move(value), std::move(text)};
   std::lock_guard lock(mutex_);
   if (auto it = index_.find(key); it != index_.end()) {

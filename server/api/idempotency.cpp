@@ -1,4 +1,5 @@
 #include "server/api/idempotency.h"
+#include "server/store/json_text.h"
 
 #include <cstdint>
 #include <cstdio>
@@ -20,8 +21,7 @@ Expected<std::string, std::string> check_idempotency_key(std::string_view v) {
 }
 
 std::string request_fingerprint(std::string_view kind, const nlohmann::json& request) {
-  const std::string text = std::string(kind) + '\n' +
-                           request.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  const std::string text = std::string(kind) + '\n' + to_wire(request);
   // Two FNV-1a passes with different offsets: 128 bits.
   uint64_t a = 14695981039346656037ull, b = 0x84222325cbf29ce4ull;
   for (unsigned char c : text) {

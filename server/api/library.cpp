@@ -6,6 +6,7 @@
 
 #include "server/api/encode.h"
 #include "server/api/work.h"
+#include "server/store/json_text.h"
 #include "server/store/result_codec.h"
 
 namespace kibitz::server {
@@ -66,7 +67,7 @@ void library_keep(ApiCore& core, const AnalyzeCall& call, const engine::Result& 
   store::Eval e;
   e.depth = r.depth;
   e.multipv = call.request.multipv;
-  e.body = store::result_to_json(r).dump(-1, ' ', false, json::error_handler_t::replace);
+  e.body = to_wire(store::result_to_json(r));
   core.store->put_eval(key, e);
 }
 

@@ -13,6 +13,7 @@
 
 #include "context.h"
 #include "router.h"
+#include "server/store/json_text.h"
 
 namespace kibitz::server {
 
@@ -42,12 +43,6 @@ void post_to(const std::weak_ptr<S>& weak, const std::shared_ptr<PostGate>& gate
       });
     }
   });
-}
-
-// JSON as sent on the wire. Invalid UTF-8 (echoed client input) is replaced,
-// never thrown about.
-inline std::string dump_json(const nlohmann::json& j) {
-  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 // A request target or header value made safe for one log line.

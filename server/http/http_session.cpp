@@ -491,7 +491,7 @@ void HttpSession::handle_analyze(Request& req, const nlohmann::json& body) {
   const uint64_t seq = ex_.seq;
   if (streaming) {
     cb.on_progress = [weak, gate, seq](nlohmann::json j) {
-      std::string line = dump_json(j) + "\n";  // serialised on the search thread
+      std::string line = to_wire(j) + "\n";  // serialised on the search thread
       post_to(weak, gate, [seq, line = std::move(line)](HttpSession& s) mutable {
         s.on_stream_info(seq, std::move(line));
       });
@@ -558,7 +558,7 @@ void HttpSession::on_analyze_done(uint64_t seq, Reply r) {
     return reply(std::move(r));
   }
   // Mid-stream errors (e.g. shutting down) become the last line.
-  ex_.stream->push_final((r.text ? *r.text : dump_json(r.body)) + "\n");
+  ex_.stream->push_final((r.text ? *r.text : to_wire(r.body)) + "\n");
   write_stream();
 }
 
@@ -733,7 +733,7 @@ void HttpSession::upgrade(Request&& req) {
 
 void HttpSession::reply(Reply r) {
   // A cached answer is sent from the cache's own string, not copied.
-  if (!r.text) r.text = std::make_shared<const std::string>(dump_json(r.body));
+  if (!r.text) r.text = std::make_shared<const std::string>(to_wire(r.body));
   send_body(r.status, "application/json", std::move(r.text), r.headers);
 }
 

@@ -52,7 +52,7 @@ void RefusalSession::on_header(beast::error_code ec) {
   res_.set(http::field::server, "kibitz");
   res_.set(http::field::content_type, "application/json");
   res_.keep_alive(false);
-  res_.body() = dump_json(body);
+  res_.body() = to_wire(body);
   res_.prepare_payload();
   if (head) res_.body().clear();  // the length of the GET's body, without it
   stream_.expires_after(std::chrono::milliseconds(kRefusalReadMs));

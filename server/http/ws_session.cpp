@@ -255,7 +255,7 @@ void WsSession::start_search(const std::string& id, bool annotate, nlohmann::jso
     try {
       j["type"] = update_type;
       j["id"] = id;
-      text = dump_json(j);  // serialised on the search thread
+      text = to_wire(j);  // serialised on the search thread
     } catch (const std::exception& e) {
       spdlog::error("ws search {}: a progress message could not be made: {}", loggable(id),
                     e.what());
@@ -278,13 +278,13 @@ void WsSession::start_search(const std::string& id, bool annotate, nlohmann::jso
       } else {
         j = {{"type", "error"}, {"id", id}, {"error", std::move(r.body.at("error"))}};
       }
-      text = dump_json(j);
+      text = to_wire(j);
     } catch (const std::exception& e) {
       spdlog::error("ws search {}: the final message could not be made: {}", loggable(id),
                     e.what());
-      text = dump_json({{"type", "error"},
-                        {"id", id},
-                        {"error", {{"code", "internal"}, {"message", "internal error"}}}});
+      text = to_wire({{"type", "error"},
+                      {"id", id},
+                      {"error", {{"code", "internal"}, {"message", "internal error"}}}});
     }
     post_to(weak, gate, [id, gen, text = std::move(text)](WsSession& s) mutable {
       s.on_done(id, gen, std::move(text));
@@ -332,7 +332,7 @@ void WsSession::send_error(const nlohmann::json& id, const std::string& code,
   nlohmann::json j = {
       {"type", "error"}, {"id", id}, {"error", {{"code", code}, {"message", message}}}};
   if (retry_after_s > 0) j["error"]["retry_after_s"] = retry_after_s;
-  outbox_.push("", 0, WsOutbox::Kind::final, std::make_shared<const std::string>(dump_json(j)));
+  outbox_.push("", 0, WsOutbox::Kind::final, std::make_shared<const std::string>(to_wire(j)));
   write();
 }
 

@@ -17,6 +17,7 @@
 
 #include "common/contain.h"
 #include "server/store/job_queue.h"
+#include "server/store/json_text.h"
 #include "server/store/redis_conn.h"
 #include "server/store/redis_scripts.h"
 
@@ -56,7 +57,6 @@ std::string idempotency_key(const std::string& owner, const std::string& key) {
   return "kibitz:idem:" + std::to_string(owner.size()) + ":" + owner + ":" + key;
 }
 
-std::string text(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
 json parse(const std::string& s) {
   return s.empty() ? json(nullptr) : json::parse(s, nullptr, false);
 }
@@ -181,9 +181,9 @@ class RedisStore final : public Store, public JobQueue {
                                   finishing ? "1" : "0", std::to_string(now_ms()),
                                   std::to_string(kEvalTtlMs)};
     if (u.status) args.insert(args.end(), {"status", *u.status});
-    if (u.progress) args.insert(args.end(), {"progress", text(*u.progress)});
-    if (u.result) args.insert(args.end(), {"result", text(*u.result)});
-    if (u.error) args.insert(args.end(), {"error", text(*u.error)});
+    if (u.progress) args.insert(args.end(), {"progress", to_wire(*u.progress)});
+    if (u.result) args.insert(args.end(), {"result", to_wire(*u.result)});
+    if (u.error) args.insert(args.end(), {"error", to_wire(*u.error)});
     if (u.cancel_requested) args.insert(args.end(), {"cancel", *u.cancel_requested ? "1" : "0"});
     if (u.finished_ms) args.insert(args.end(), {"finished_ms", std::to_string(*u.finished_ms)});
     if (u.attempts) args.insert(args.end(), {"runs", std::to_string(*u.attempts)});
@@ -216,7 +216,7 @@ class RedisStore final : public Store, public JobQueue {
 
   void save_ply(const std::string& id, int ply, const json& data) override {
     behind(eval(redis_lua::kSavePly, {plies_key(id)},
-                {std::to_string(ply), text(data),
+                {std::to_string(ply), to_wire(data),
                  std::to_string(s_.job_deadline_ms + s_.job_retention_ms)}));
   }
 
@@ -413,11 +413,11 @@ class RedisStore final : public Store, public JobQueue {
     return {"id",          j.id,
             "kind",        j.kind,
             "owner",       j.owner,
-            "request",     text(j.request),
+            "request",     to_wire(j.request),
             "status",      j.status,
-            "progress",    text(j.progress),
-            "result",      text(j.result),
-            "error",       text(j.error),
+            "progress",    to_wire(j.progress),
+            "result",      to_wire(j.result),
+            "error",       to_wire(j.error),
             "cancel",      j.cancel_requested ? "1" : "0",
             "created_ms",  std::to_string(j.created_ms),
             "finished_ms", std::to_string(j.finished_ms)};

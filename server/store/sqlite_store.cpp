@@ -33,6 +33,7 @@
 
 #include "common/contain.h"
 #include "server/store/file_lock.h"
+#include "server/store/json_text.h"
 #include "server/store/redis_store.h"
 #include "server/store/schema.h"
 #include "server/store/store.h"
@@ -43,9 +44,6 @@ namespace {
 
 using nlohmann::json;
 
-std::string text_of(const json& j) {
-  return j.dump(-1, ' ', false, json::error_handler_t::replace);
-}
 json json_of(const std::string& s) {
   auto j = json::parse(s, nullptr, false);
   return j.is_discarded() ? json(nullptr) : j;
@@ -97,7 +95,7 @@ template <class T>
 void bind_opt(SQLite::Statement& s, int i, const std::optional<T>& v) {
   if (!v) return s.bind(i);
   if constexpr (std::is_same_v<T, json>)
-    s.bind(i, text_of(*v));
+    s.bind(i, to_wire(*v));
   else if constexpr (std::is_same_v<T, bool>)
     s.bind(i, *v ? 1 : 0);
   else if constexpr (std::is_same_v<T, std::string>)
@@ -149,11 +147,11 @@ class SqliteStore final : public Store {
           s.bind(1, j.id);
           s.bind(2, j.kind);
           s.bind(3, j.owner);
-          s.bind(4, text_of(j.request));
+          s.bind(4, to_wire(j.request));
           s.bind(5, j.status);
-          s.bind(6, text_of(j.progress));
-          s.bind(7, text_of(j.result));
-          s.bind(8, text_of(j.error));
+          s.bind(6, to_wire(j.progress));
+          s.bind(7, to_wire(j.result));
+          s.bind(8, to_wire(j.error));
           s.bind(9, j.cancel_requested ? 1 : 0);
           s.bind(10, static_cast<int64_t>(j.created_ms));
           s.bind(11, static_cast<int64_t>(j.finished_ms));
@@ -202,7 +200,7 @@ class SqliteStore final : public Store {
 
   void save_ply(const std::string& id, int ply, const json& data) override {
     (void)submit(
-        [id, ply, text = text_of(data)](Writer& w) {
+        [id, ply, text = to_wire(data)](Writer& w) {
           auto& s = w.insert_ply;
           s.bind(1, id);
           s.bind(2, ply);
