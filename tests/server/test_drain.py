@@ -35,6 +35,20 @@ HANG_GUARD_S = 100
 SHORT = {"movetime_ms": 5000}
 
 
+def sync_analysis(server, limits, out):
+    """A synchronous analysis on a thread of its own: its answer (or the
+    exception) lands in `out`."""
+    def run():
+        try:
+            out["reply"] = server.post("/v1/analyze", {"fen": CHESS_MIDDLE, "limits": limits},
+                                       timeout=HANG_GUARD_S)
+        except Exception as e:  # noqa: BLE001 - reported by the test
+            out["error"] = repr(e)
+    t = threading.Thread(target=run)
+    t.start()
+    return t
+
+
 def ws_analysis(url, limits, ready, out):
     """One WebSocket analysis: every message kept, then the close code."""
     async def run():
@@ -80,15 +94,7 @@ class DrainTest(unittest.TestCase):
                 self.assertEqual(r.status, 200)
 
             sync = {}
-
-            def sync_analysis():
-                try:
-                    sync["reply"] = s.post("/v1/analyze", {"fen": CHESS_MIDDLE, "limits": SHORT},
-                                           timeout=HANG_GUARD_S)
-                except Exception as e:  # noqa: BLE001 - reported below
-                    sync["error"] = repr(e)
-            st = threading.Thread(target=sync_analysis)
-            st.start()
+            st = sync_analysis(s, SHORT, sync)
             ready, ws = threading.Event(), {}
             wt = threading.Thread(target=ws_analysis, args=(s.ws_url(), SHORT, ready, ws))
             wt.start()
@@ -160,16 +166,7 @@ class DrainTest(unittest.TestCase):
         s = self.start_server(4000, os.path.join(store_dir, "kibitz.db"))
         try:
             sync = {}
-
-            def sync_analysis():
-                try:
-                    sync["reply"] = s.post("/v1/analyze", {"fen": CHESS_MIDDLE,
-                                                           "limits": {"movetime_ms": 60000}},
-                                           timeout=HANG_GUARD_S)
-                except Exception as e:  # noqa: BLE001 - reported below
-                    sync["error"] = repr(e)
-            st = threading.Thread(target=sync_analysis)
-            st.start()
+            st = sync_analysis(s, {"movetime_ms": 60000}, sync)
             ready, ws = threading.Event(), {}
             wt = threading.Thread(target=ws_analysis,
                                   args=(s.ws_url(), {"infinite": True}, ready, ws))
