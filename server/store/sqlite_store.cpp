@@ -34,8 +34,8 @@
 #include "common/contain.h"
 #include "server/store/file_lock.h"
 #include "server/store/json_text.h"
-#include "server/store/redis_store.h"
 #include "server/store/schema.h"
+#include "server/store/sqlite_store.h"
 #include "server/store/store.h"
 
 namespace kibitz::server::store {
@@ -614,11 +614,7 @@ class SqliteStore final : public Store {
 
 }  // namespace
 
-Expected<std::shared_ptr<Store>, std::string> open(const Settings& s) {
-  if (s.backend == "memory") return make_memory_store(s.library_mib);
-  if (s.backend == "redis") return open_redis(s);
-  if (s.backend != "sqlite")
-    return Unexpected("store: unknown backend '" + s.backend + "' (sqlite, memory or redis)");
+Expected<std::shared_ptr<Store>, std::string> open_sqlite(const Settings& s) {
   if (s.path.empty()) return Unexpected(std::string("store: 'path' is empty"));
   // A full disk (or a file size limit) must fail a write, not kill the
   // process: without this, RLIMIT_FSZ sends SIGXFSZ.

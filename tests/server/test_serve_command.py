@@ -118,14 +118,19 @@ class SearchThreads(unittest.TestCase):
     SEARCH_THREADS = 3  # neither the I/O threads' (2) nor the store's (2) count
 
     def expect_scheduling(self, args, nice, policy):
-        """The threads that are not at nice 0 and SCHED_OTHER are the search
-        threads, each at `nice` under `policy` (each thread sets its own as
+        """The threads that are not at this process's nice value and
+        SCHED_OTHER are the search threads, each at `nice` under `policy` (each thread sets its own as
         it starts: waited for, up to the hang guard)."""
         want = [(nice, policy)] * self.SEARCH_THREADS
+        # The other threads keep what the server was started with: this
+        # process's nice value (the suite may run under `nice`), SCHED_OTHER.
+        base = (os.getpriority(os.PRIO_PROCESS, 0), 0)
+        self.assertNotEqual(base, (nice, policy),
+                            "started at nice %d, the search threads cannot be told apart" % nice)
         with Server(args, env={"KIBITZ_STORE_BACKEND": "memory"},
                     search_threads=self.SEARCH_THREADS) as s:
             def lowered():
-                return sorted(x for x in threads_of(s.proc.pid) if x != (0, 0))
+                return sorted(x for x in threads_of(s.proc.pid) if x != base)
             wait_until(lambda: lowered() == want, timeout=HANG_GUARD_S)
             self.assertEqual(lowered(), want)
 
