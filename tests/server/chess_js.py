@@ -13,11 +13,15 @@ import tempfile
 from kibitz_server import ROOT
 
 MATCH = os.path.join(ROOT, "tools", "match")
-CHESS_JS = os.path.join(MATCH, "node_modules", "chess.js", "dist", "esm", "chess.js")
+# Its CommonJS build, loaded by require: Node 18 (Debian bookworm's) reads a
+# .js file of a package without "type": "module" as CommonJS, so the ESM
+# build cannot be imported by its path there.
+CHESS_JS = os.path.join(MATCH, "node_modules", "chess.js", "dist", "cjs", "chess.js")
 
 NODE_HELPER = r"""
 import { readFileSync } from 'node:fs';
-const { Chess } = await import(process.argv[2]);
+import { createRequire } from 'node:module';
+const { Chess } = createRequire(import.meta.url)(process.argv[2]);
 const reqs = JSON.parse(readFileSync(0, 'utf8'));
 const out = reqs.map((r) => {
   const c = r.fen ? new Chess(r.fen, { skipValidation: true }) : new Chess();
@@ -91,7 +95,7 @@ def chess_js(requests):
         f.write(NODE_HELPER)
         script = f.name
     try:
-        out = subprocess.run(["node", script, "file://" + CHESS_JS], input=json.dumps(requests),
+        out = subprocess.run(["node", script, CHESS_JS], input=json.dumps(requests),
                              capture_output=True, text=True, timeout=300)
     finally:
         os.unlink(script)
