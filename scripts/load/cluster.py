@@ -503,22 +503,36 @@ def port_closed(port):
 
 
 def running_analysis(k, movetime_ms):
-    """An analysis sent to instance k itself (not through HAProxy), once it
-    runs there: (thread, out); out["answer"] is its (status, headers, body)
-    once the thread ends. Work that keeps k draining at a SIGTERM."""
+    """An analysis sent to instance k itself (not through HAProxy) as an
+    NDJSON stream, once its first line (an iteration's report) came, so it
+    surely runs there (the instance's running-work gauge would also count
+    other clients' work, and a SIGTERM sent on it alone could close the port
+    before this request was read): (thread, out); out["answer"] is
+    (status, headers, the stream's last line) once the thread ends. Work
+    that keeps k draining at a SIGTERM."""
     out = {}
+    conn = http.client.HTTPConnection("127.0.0.1", k.port, timeout=120)
+    conn.request("POST", "/v1/analyze",
+                 body=json.dumps({"fen": MIDDLE, "moves": ["h2h3"],
+                                  "limits": {"movetime_ms": movetime_ms}}),
+                 headers={"Content-Type": "application/json", "Accept": "application/x-ndjson"})
+    resp = conn.getresponse()
+    first = resp.readline()
+    if resp.status != 200 or not first:
+        fail("the analysis on %s never ran: %s %s" % (k.name, resp.status, first[:200]))
 
     def run():
-        out["answer"] = call(k.port, "POST", "/v1/analyze",
-                             {"fen": MIDDLE, "moves": ["h2h3"], "limits": {"movetime_ms": movetime_ms}})
+        try:
+            text = first.decode() + resp.read().decode()
+            lines = [line for line in text.splitlines() if line.strip()]
+            out["answer"] = (resp.status, {}, json.loads(lines[-1]))
+        except Exception as e:  # noqa: BLE001 - reported by check_drained
+            out["answer"] = (0, {}, repr(e))
+        finally:
+            conn.close()
     t = threading.Thread(target=run)
     t.start()
-    for _ in range(600):
-        status, _, text = call(k.port, "GET", "/metrics")
-        if status == 200 and re.search(r"^kibitz_jobs_running [1-9]", text, re.M):
-            return t, out
-        time.sleep(0.01)
-    fail("the analysis on %s never ran" % k.name)
+    return t, out
 
 
 def check_drained(k, t, out, drains_before):
