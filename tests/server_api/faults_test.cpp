@@ -304,8 +304,16 @@ TEST(Faults, TheApiGoesWhileLiveSearchesYield) {
                                      std::move(r)));
     }
     if (round % 5 == 4) {
+      // Each searched (or ended: a live search may yield before its first
+      // report where a search is slow, as under the sanitizers). A hang
+      // guard, not a time the test asserts.
+      const auto guard = std::chrono::steady_clock::now() + std::chrono::seconds(60);
       for (auto& s : seen)
-        while (s.progress == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        while (s.progress == 0 && s.done == 0 && std::chrono::steady_clock::now() < guard)
+          std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      for (size_t i = 0; i < seen.size(); ++i)
+        ASSERT_TRUE(seen[i].progress > 0 || seen[i].done > 0)
+            << "round " << round << ", search " << i << " neither searched nor ended";
     } else {
       std::this_thread::sleep_for(std::chrono::milliseconds(round % 5));
     }
