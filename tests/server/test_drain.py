@@ -78,6 +78,13 @@ class DrainTest(unittest.TestCase):
         s.start()
         return s
 
+    def exits_with_clients_answered(self, server, *clients):
+        """The server exits 0, and then no client thread still waits."""
+        self.assertEqual(server.proc.wait(timeout=HANG_GUARD_S), 0, server.log())
+        for c in clients:
+            c.join(HANG_GUARD_S)
+        self.assertFalse(any(c.is_alive() for c in clients), "a client still waits after the exit")
+
     def test_running_work_finishes_and_is_answered(self):
         store_dir = tempfile.mkdtemp(prefix="kibitz-drain-")
         self.addCleanup(shutil.rmtree, store_dir, True)
@@ -124,10 +131,7 @@ class DrainTest(unittest.TestCase):
             r.read()
             self.assertEqual(r.status, 200)
 
-            self.assertEqual(s.proc.wait(timeout=HANG_GUARD_S), 0, s.log())
-            st.join(HANG_GUARD_S)
-            wt.join(HANG_GUARD_S)
-            self.assertFalse(st.is_alive() or wt.is_alive(), "a client still waits after the exit")
+            self.exits_with_clients_answered(s, st, wt)
 
             # The synchronous analysis ran to its limit and was answered whole.
             self.assertIn("reply", sync, sync)
@@ -174,11 +178,8 @@ class DrainTest(unittest.TestCase):
             self.assertTrue(ready.wait(30), ws)
             self.assertTrue(wait_until(lambda: s.metric("kibitz_jobs_running") == 2), s.log())
             s.proc.send_signal(signal.SIGTERM)
-            self.assertEqual(s.proc.wait(timeout=HANG_GUARD_S), 0, s.log())
+            self.exits_with_clients_answered(s, st, wt)
             self.assertIn("draining: 2 work(s)", s.log())
-            st.join(HANG_GUARD_S)
-            wt.join(HANG_GUARD_S)
-            self.assertFalse(st.is_alive() or wt.is_alive(), "a client still waits after the exit")
             self.assertIn("reply", sync, sync)
             status, _, body = sync["reply"]
             self.assertEqual(status, 200, body)
