@@ -58,6 +58,7 @@ jobs=$(nproc)
 total_passed=0
 total_failed=0
 stage_lines=()
+failed_names=()
 # count STAGE PASSED FAILED NOTE: adds to the totals and keeps the stage's line.
 # The line ends with the stage's wall time (its build included), from
 # stage_started, which each stage sets as it begins.
@@ -107,6 +108,15 @@ run_ctest() {
   ctest_passed=$passed
   ctest_failed=$failures
   ctest_note="ctest ran $((passed + failures + skipped))"
+  # The failed tests' names, for the summary at the end (a CI log may keep
+  # only its tail).
+  if [ "$failures" -gt 0 ] && [ -f "$junit_file" ]; then
+    local names
+    names=$(awk '/<testcase / && /status="fail"/ {
+                   if (match($0, /name="[^"]*"/)) printf "%s ", substr($0, RSTART + 6, RLENGTH - 7) }' \
+      "$junit_file")
+    failed_names+=("$stage: ${names% }")
+  fi
   [ "$skipped" -eq 0 ] || ctest_note+=", $skipped skipped"
   if [ "$ctest_status" -ne 0 ] && [ "$failures" -eq 0 ]; then
     # No test failed, yet ctest did: no test matched, or ctest itself failed.
@@ -230,5 +240,6 @@ fi
 echo "== summary"
 for line in "${stage_lines[@]}"; do echo "$line"; done
 echo "whole run: $SECONDS s"
+for line in "${failed_names[@]}"; do echo "failed in $line"; done
 echo "$total_passed passed, $total_failed failed"
 [ "$total_failed" -eq 0 ]

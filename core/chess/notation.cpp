@@ -1,5 +1,7 @@
 #include "chess/notation.h"
 
+#include "common/quoted.h"
+
 #include <cctype>
 
 KIBITZ_NAMESPACE(chess) {
@@ -11,8 +13,6 @@ constexpr std::string_view kPieceLetters = " PNBRQK";
 Unexpected<MoveParseError> fail(MoveError kind, std::string message) {
   return Unexpected(MoveParseError{kind, std::move(message)});
 }
-
-std::string quoted(std::string_view s) { return "'" + std::string(s) + "'"; }
 
 }  // namespace
 

@@ -6,6 +6,8 @@
 
 #include "draughts/notation.h"
 
+#include "common/quoted.h"
+
 KIBITZ_NAMESPACE(draughts) {
 
 namespace {
@@ -13,8 +15,6 @@ namespace {
 Unexpected<FenParseError> fail(FenError kind, std::string message) {
   return Unexpected(FenParseError{kind, std::move(message)});
 }
-
-std::string quoted(std::string_view s) { return "'" + std::string(s) + "'"; }
 
 std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);

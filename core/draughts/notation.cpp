@@ -1,5 +1,7 @@
 #include "draughts/notation.h"
 
+#include "common/quoted.h"
+
 #include <optional>
 
 #include <algorithm>
@@ -12,8 +14,6 @@ namespace {
 Unexpected<MoveParseError> fail(MoveError kind, std::string message) {
   return Unexpected(MoveParseError{kind, std::move(message)});
 }
-
-std::string quoted(std::string_view s) { return "'" + std::string(s) + "'"; }
 
 // The capture rules written plainly, square by square on (file, rank), to
 // list every path: independent of the bitboard generator, which the tests
