@@ -34,7 +34,7 @@ struct ServeOptions {
   std::optional<int> port, io_threads, search_threads;
   std::optional<size_t> hash_chess, hash_draughts;
   int search_nice = 19;
-  std::string search_policy = "nice";  // or "idle" (SCHED_IDLE)
+  std::string search_policy = "nice";  // or "idle" (SCHED_IDLE), or "batch-idle"
 };
 
 int run_serve(const ServeOptions& o) {
@@ -86,6 +86,7 @@ int run_serve(const ServeOptions& o) {
   // every core searches.
   so.search_nice = o.search_nice;
   so.search_idle_policy = o.search_policy == "idle";
+  so.background_idle_policy = o.search_policy == "batch-idle";
   so.on_task_error = [](const std::string& what) {
     spdlog::error("a search thread caught an exception that escaped its task: {}", what);
   };
@@ -149,8 +150,11 @@ Action add_serve_command(CLI::App& app) {
       ->check(CLI::Range(0, 19));
   sub->add_option("--search-policy", o->search_policy,
                   "nice: the search threads run at --search-nice (default); idle: also under "
-                  "SCHED_IDLE, taking only CPU time nothing else wants")
-      ->check(CLI::IsMember({"nice", "idle"}));
+                  "SCHED_IDLE, taking only CPU time nothing else wants; batch-idle: interactive "
+                  "searches at --search-nice, jobs and reviews on threads under SCHED_IDLE (for "
+                  "several instances on the same cores: one's interactive searches go before "
+                  "another's jobs)")
+      ->check(CLI::IsMember({"nice", "idle", "batch-idle"}));
   sub->add_option("--web-root", o->web_root,
                   "Folder of the web page (default <folder of kibitz>/web)");
   sub->footer(

@@ -41,6 +41,9 @@ struct AnalysisRequest {
   int multipv = 1;
   int threads = 1;
   std::vector<std::string> searchmoves;  // only these root moves
+  // Nobody waits on it interactively (a job, a review): searched on the
+  // background threads when the service has them (ServiceOptions).
+  bool background = false;
   // Start from, and leave, move-ordering statistics here (from the same
   // service's make_memory); none: start from nothing.
   std::shared_ptr<SearchMemory> memory;

@@ -159,7 +159,13 @@ class ServiceImpl final : public engine::Service {
  public:
   explicit ServiceImpl(const engine::ServiceOptions& o)
       : tables_{tt::Table(o.hash_mib[0]), tt::Table(o.hash_mib[1])},
-        pool_(std::max(1, o.threads), pool_options(o)) {}
+        pool_(std::max(1, o.threads), pool_options(o)) {
+    if (o.background_idle_policy) {
+      auto b = pool_options(o);
+      b.idle_policy = true;
+      background_pool_.emplace(std::max(1, o.threads), b);
+    }
+  }
 
   // Members go in reverse order: the pool joins first, so no search
   // outlives the tables it writes to.
@@ -355,12 +361,14 @@ class ServiceImpl final : public engine::Service {
     // search holds it, even after the client has dropped its handle.
     if (auto* memory = dynamic_cast<MemoryImpl*>(request.memory.get()))
       job->set_memory({request.memory, &memory->games[slot(Ops::kKind)]});
-    job->start(pool_, next_group_.fetch_add(1, std::memory_order_relaxed));
+    job->start(request.background && background_pool_ ? *background_pool_ : pool_,
+               next_group_.fetch_add(1, std::memory_order_relaxed));
     return std::shared_ptr<engine::SearchHandle>(job);
   }
 
   tt::Table tables_[2];  // [chess, draughts]; declared before the pool, destroyed after it
   engine::ThreadPool pool_;
+  std::optional<engine::ThreadPool> background_pool_;  // background_idle_policy only
   std::atomic<uint64_t> next_group_{1};
 };
 

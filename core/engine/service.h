@@ -25,6 +25,13 @@ struct ServiceOptions {
   // I/O threads are never kept waiting by searches on the same cores.
   int search_nice = 0;
   bool search_idle_policy = false;  // Linux SCHED_IDLE (see engine/thread_pool.h)
+  // A second set of `threads` threads under SCHED_IDLE for background
+  // requests (AnalysisRequest::background): another program's threads, or
+  // another instance's interactive searches on the same cores, then take
+  // the CPU from background work at once, whatever their nice values. The
+  // caller still runs at most `threads` searching threads at a time (a
+  // server's scheduler counts both sets as one).
+  bool background_idle_policy = false;
   // Told of an exception that escaped a task on a search thread (a bug: the
   // task's own handling should have caught it); the thread goes on.
   std::function<void(const std::string&)> on_task_error;

@@ -191,6 +191,7 @@ class Reviewing final : public Handle, public std::enable_shared_from_this<Revie
         req.multipv = task.played ? 1 : std::max(1, options_.multipv);
         if (task.played) req.searchmoves = {replay_.moves[task.ply].move};
         req.threads = 1;
+        req.background = options_.background;
         auto self = shared_from_this();
         engine::Callbacks cb;
         cb.on_done = [self, serial](const engine::Result& r) { self->on_result(serial, r); };

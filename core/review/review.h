@@ -54,6 +54,7 @@ struct Options {
   // --no-table-reuse`) — both tables are cleared before each position and
   // positions run one at a time. Never on a service that serves others.
   bool reuse_table = true;
+  bool background = false;  // its searches are AnalysisRequest::background
   // A review resumed (after a restart): these plies (0-based) were finished
   // before and are not searched again. An entry without a line is ignored.
   std::map<size_t, FinishedPly> finished;

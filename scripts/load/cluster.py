@@ -94,8 +94,8 @@ class Redis:
 
 
 class Kibitz:
-    def __init__(self, binary, name, work, env, threads=1):
-        self.binary, self.name, self.threads = binary, name, threads
+    def __init__(self, binary, name, work, env, threads=1, args=()):
+        self.binary, self.name, self.threads, self.args = binary, name, threads, list(args)
         self.port = free_port()
         self.log_path = os.path.join(work, name + ".log")
         self.env = env
@@ -107,7 +107,8 @@ class Kibitz:
         with open(self.log_path, "ab") as log:
             self.proc = subprocess.Popen(
                 [self.binary, "serve", "--address", "127.0.0.1", "--port", str(self.port),
-                 "--search-threads", str(self.threads), "--hash-chess", "16", "--hash-draughts", "8"],
+                 "--search-threads", str(self.threads), "--hash-chess", "16", "--hash-draughts", "8",
+                 *self.args],
                 stdout=subprocess.PIPE, stderr=log, env=env)
         line = self.proc.stdout.readline().decode()
         if not line.startswith("listening on"):
@@ -192,7 +193,8 @@ class HAProxy:
 
 
 class Cluster:
-    def __init__(self, binary, work, claim_idle_ms=3000, drain_ms=10000, threads=1, extra_env=None):
+    def __init__(self, binary, work, claim_idle_ms=3000, drain_ms=10000, threads=1, extra_env=None,
+                 args=()):
         self.work = work
         self.redis = Redis(work)
         self.redis.start()
@@ -205,7 +207,7 @@ class Cluster:
                "KIBITZ_MAX_WORK_PER_CLIENT": "100000", "KIBITZ_MAX_JOBS_PER_CLIENT": "100000",
                "KIBITZ_MAX_THREADS_PER_CLIENT": str(threads), "KIBITZ_QUEUE_SIZE": "100000"}
         env.update(extra_env or {})
-        self.kibitz = [Kibitz(binary, "kibitz%d" % i, work, env, threads) for i in (1, 2, 3)]
+        self.kibitz = [Kibitz(binary, "kibitz%d" % i, work, env, threads, args) for i in (1, 2, 3)]
         for k in self.kibitz:
             k.start()
         self.haproxy = HAProxy(work, self.kibitz)
@@ -759,6 +761,8 @@ def main():
     ap.add_argument("--latency", type=int, default=0, metavar="N", help="jobs per side")
     ap.add_argument("--stall", type=float, default=10, metavar="S",
                     help="seconds redis is stopped with SIGSTOP after the main run (0: not)")
+    ap.add_argument("--search-policy", default="batch-idle",
+                    help="--hostile: the instances' --search-policy (default batch-idle)")
     ap.add_argument("--hostile", action="store_true",
                     help="only the abuser-and-bystander run (scripts/hostile.sh --cluster)")
     ap.add_argument("--seconds", type=float, default=30, help="--hostile: seconds per vector")
@@ -786,12 +790,17 @@ def main():
             env = {"KIBITZ_LOG_LEVEL": "warn", "KIBITZ_MAX_CONNECTIONS_PER_CLIENT": "0",
                    "KIBITZ_MAX_THREADS_PER_CLIENT": "0",
                    "KIBITZ_MAX_JOBS": "1000", "KIBITZ_MAX_WORK_PER_CLIENT": "16",
-                   "KIBITZ_MAX_JOBS_PER_CLIENT": "200", "KIBITZ_QUEUE_SIZE": "64"}
+                   "KIBITZ_MAX_JOBS_PER_CLIENT": "200", "KIBITZ_QUEUE_SIZE": "64",
+                   "KIBITZ_JOB_RETENTION_S": str(hostile.JOB_RETENTION_S)}
             if a.addresses:
                 env["KIBITZ_TRUSTED_PROXIES"] = "127.0.0.1"
             else:
                 env["KIBITZ_ACCESS"] = json.dumps(keys)
-            c = Cluster(a.binary, work, threads=2, extra_env=env)
+            # Three instances on the same cores: each one's jobs on threads
+            # under SCHED_IDLE, so that one client's jobs on the others do not
+            # take the CPU from a bystander's analysis (README, --search-policy).
+            c = Cluster(a.binary, work, threads=2, extra_env=env,
+                        args=["--search-policy", a.search_policy])
             vectors = [v for v in a.vectors.split(",") if v] or list(hostile.VECTORS)
             failures = hostile.run("127.0.0.1", c.haproxy.port, [k.proc.pid for k in c.kibitz],
                                    a.seconds, not a.addresses, vectors, a.latency_factor)

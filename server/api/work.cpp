@@ -74,6 +74,8 @@ void AnalysisWork::start() {
   // The threads the scheduler granted, which its shares may have lowered
   // from those asked for: the engine takes exactly these from the pool.
   request.threads = threads;
+  // Batch work (jobs) on the service's background threads, when it has them.
+  request.background = priority == Priority::batch;
   // A synchronous request is held to the movetime cap even when it asked
   // for depth or nodes only; jobs and infinite searches to the job deadline.
   auto deadline = deadline_;
@@ -164,6 +166,7 @@ void ReviewWork::start() {
     spdlog::info("review {} game={} resumes with {} of {} plies finished", name(),
                  game_name(call_.game), options.finished.size(), call_.plies);
   options.parallel = threads;
+  options.background = priority == Priority::batch;
   options.limits.deadline = deadline_;
   auto self = shared_from_this();
   review::Callbacks callbacks;

@@ -12,6 +12,13 @@
 // Reads (the library's lookups, loading jobs at start) use their own
 // connection: in WAL mode they never wait for the writer.
 //
+// Checkpoints (copying the WAL back into the file, with its fsyncs) run on a
+// thread of their own, on a third connection, once the WAL has grown past
+// kCheckpointPages: SQLite's automatic checkpoint would run them inside the
+// writer's commit, and every durable write waiting on that commit (a job's
+// submission) would wait for the disk too. A PASSIVE checkpoint never
+// blocks the writer.
+//
 // A durable write waits on its caller's thread: the server calls the store
 // from its store threads (store_pool.h), never from a network thread.
 #include <SQLiteCpp/Database.h>
@@ -49,6 +56,14 @@ json json_of(const std::string& s) {
   return j.is_discarded() ? json(nullptr) : j;
 }
 
+// The connections that write (the writer's) or sync (the checkpoints'):
+// synchronous=NORMAL, README "Data". In WAL mode a commit is then not
+// synced, and a checkpoint syncs the WAL and the file.
+void set_durability(SQLite::Database& db) {
+  db.exec("PRAGMA synchronous = NORMAL");
+  db.exec("PRAGMA busy_timeout = 5000");
+}
+
 // The writer's connection and its statements, prepared once.
 struct Writer {
   explicit Writer(const std::string& path)
@@ -77,8 +92,7 @@ struct Writer {
                  "used = excluded.used WHERE excluded.depth >= evals.depth"),
         touch_eval(db, "UPDATE evals SET used = ? WHERE position = ? AND multipv = ?"),
         kept_eval(db, "SELECT depth, bytes FROM evals WHERE position = ? AND multipv = ?") {
-    db.exec("PRAGMA synchronous = NORMAL");
-    db.exec("PRAGMA busy_timeout = 5000");
+    set_durability(db);
   }
   SQLite::Database db;
   SQLite::Statement insert_job, update_job, count_attempt, insert_ply, delete_job, delete_plies,
@@ -126,6 +140,13 @@ class SqliteStore final : public Store {
                    write_delay_.count());
     }
 #endif
+    // Replaces SQLite's automatic checkpoint on the writer's connection.
+    sqlite3_wal_hook(writer_.db.getHandle(), &SqliteStore::wal_grew, this);
+    set_durability(checkpointer_);  // what a checkpoint syncs is its connection's setting
+    // A connection learns that the file is in WAL mode on its first read;
+    // before one, its checkpoints do nothing (and say SQLITE_OK).
+    (void)checkpointer_.execAndGet("PRAGMA journal_mode").getString();
+    checkpoint_thread_ = std::thread([this] { checkpoint_loop(); });
     thread_ = std::thread([this] { loop(); });
   }
 
@@ -136,6 +157,12 @@ class SqliteStore final : public Store {
     }
     cv_.notify_all();
     thread_.join();
+    {
+      std::lock_guard lock(checkpoint_mutex_);
+      checkpoint_closing_ = true;
+    }
+    checkpoint_cv_.notify_all();
+    checkpoint_thread_.join();
   }
 
   std::string_view backend() const override { return "sqlite"; }
@@ -509,6 +536,36 @@ class SqliteStore final : public Store {
                 [this](const std::string& what) { log_failure("the library's eviction", what); });
   }
 
+  // SQLite's default threshold for its automatic checkpoint.
+  static constexpr int kCheckpointPages = 1000;
+
+  // The writer's connection after each commit, on the writer thread.
+  static int wal_grew(void* self, sqlite3*, const char*, int pages) {
+    if (pages >= kCheckpointPages) {
+      auto* store = static_cast<SqliteStore*>(self);
+      {
+        std::lock_guard lock(store->checkpoint_mutex_);
+        store->checkpoint_wanted_ = true;
+      }
+      store->checkpoint_cv_.notify_one();
+    }
+    return SQLITE_OK;
+  }
+
+  void checkpoint_loop() noexcept {
+    for (;;) {
+      {
+        std::unique_lock lock(checkpoint_mutex_);
+        checkpoint_cv_.wait(lock, [this] { return checkpoint_closing_ || checkpoint_wanted_; });
+        if (checkpoint_closing_) return;
+        checkpoint_wanted_ = false;
+      }
+      const int rc = sqlite3_wal_checkpoint_v2(checkpointer_.getHandle(), nullptr,
+                                               SQLITE_CHECKPOINT_PASSIVE, nullptr, nullptr);
+      if (rc != SQLITE_OK && rc != SQLITE_BUSY) log_failure("a checkpoint", sqlite3_errstr(rc));
+    }
+  }
+
   void reset_statements() noexcept {
     for (SQLite::Statement* s : {&writer_.insert_job, &writer_.update_job, &writer_.count_attempt,
                                  &writer_.insert_ply, &writer_.delete_job, &writer_.delete_plies,
@@ -610,6 +667,12 @@ class SqliteStore final : public Store {
   std::chrono::steady_clock::time_point last_log_{};
   std::chrono::milliseconds write_delay_{0};  // a test build's hook; 0 otherwise
   std::thread thread_;
+
+  SQLite::Database checkpointer_{path_, SQLite::OPEN_READWRITE};  // the checkpoint thread's
+  std::mutex checkpoint_mutex_;
+  std::condition_variable checkpoint_cv_;
+  bool checkpoint_wanted_ = false, checkpoint_closing_ = false;
+  std::thread checkpoint_thread_;
 };
 
 }  // namespace

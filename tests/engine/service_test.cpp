@@ -3,7 +3,12 @@
 // table is a report in the AddressSanitizer build).
 #include <gtest/gtest.h>
 
+#include <sched.h>
+
 #include <atomic>
+#include <future>
+#include <mutex>
+#include <set>
 
 #include "support/service.h"
 
@@ -41,6 +46,43 @@ TEST(Service, PreparedPositionsCarryTheirHistory) {
   ASSERT_FALSE(bad);
   EXPECT_EQ(bad.error().code, "illegal_move");
 }
+
+#ifdef __linux__
+// The scheduling policies of the threads that searched `background` requests
+// (read on the search thread itself, in its progress reports).
+std::set<int> policies_of(Service& service, bool background) {
+  auto seen = std::make_shared<std::pair<std::mutex, std::set<int>>>();
+  AnalysisRequest r;
+  r.limits.depth = 6;
+  r.threads = 2;
+  r.background = background;
+  Callbacks cb;
+  cb.on_progress = [seen](const Progress&) {
+    std::lock_guard lock(seen->first);
+    seen->second.insert(sched_getscheduler(0));
+  };
+  auto done = std::make_shared<std::promise<void>>();
+  auto finished = done->get_future();
+  cb.on_done = [done](const Result&) { done->set_value(); };
+  EXPECT_TRUE(service.analyze(r, std::move(cb)));
+  finished.wait();
+  std::lock_guard lock(seen->first);
+  return seen->second;
+}
+
+TEST(Service, BackgroundRequestsSearchUnderSchedIdleWhenAsked) {
+  ServiceOptions o;
+  o.threads = 2;
+  o.hash_mib[0] = o.hash_mib[1] = 4;
+  o.background_idle_policy = true;
+  auto service = test::make_service(o);
+  EXPECT_EQ(policies_of(*service, true), std::set<int>{SCHED_IDLE});
+  EXPECT_EQ(policies_of(*service, false), std::set<int>{SCHED_OTHER});
+  o.background_idle_policy = false;  // one set of threads: the flag is ignored
+  auto plain = test::make_service(o);
+  EXPECT_EQ(policies_of(*plain, true), std::set<int>{SCHED_OTHER});
+}
+#endif
 
 }  // namespace
 }  // namespace kibitz::engine

@@ -117,11 +117,14 @@ def threads_of(pid):
 class SearchThreads(unittest.TestCase):
     SEARCH_THREADS = 3  # neither the I/O threads' (2) nor the store's (2) count
 
-    def expect_scheduling(self, args, nice, policy):
+    def expect_scheduling(self, args, nice, policy, background_policy=None):
         """The threads that are not at this process's nice value and
         SCHED_OTHER are the search threads, each at `nice` under `policy` (each thread sets its own as
-        it starts: waited for, up to the hang guard)."""
+        it starts: waited for, up to the hang guard); with `background_policy`, as many again
+        at `nice` under that (the background set)."""
         want = [(nice, policy)] * self.SEARCH_THREADS
+        if background_policy is not None:
+            want = sorted(want + [(nice, background_policy)] * self.SEARCH_THREADS)
         # The other threads keep what the server was started with: this
         # process's nice value (the suite may run under `nice`), SCHED_OTHER.
         base = (os.getpriority(os.PRIO_PROCESS, 0), 0)
@@ -142,6 +145,10 @@ class SearchThreads(unittest.TestCase):
 
     def test_search_policy_idle_puts_them_under_sched_idle(self):
         self.expect_scheduling(["--search-policy", "idle", "--search-nice", "3"], 3, SCHED_IDLE)
+
+    def test_search_policy_batch_idle_adds_a_background_set_under_sched_idle(self):
+        self.expect_scheduling(["--search-policy", "batch-idle", "--search-nice", "5"], 5, 0,
+                               background_policy=SCHED_IDLE)
 
 
 if __name__ == "__main__":

@@ -11,7 +11,11 @@ std::unique_ptr<engine::Service> make_service(int threads, size_t hash_mib) {
   engine::ServiceOptions o;
   o.threads = threads;
   o.hash_mib[0] = o.hash_mib[1] = hash_mib;
-  return engine::KIBITZ_TEST_CONCAT(backend_, KIBITZ_ISA_NAME)().make_service(o);
+  return test::make_service(o);  // qualified: not engine::make_service by ADL
+}
+
+std::unique_ptr<engine::Service> make_service(const engine::ServiceOptions& options) {
+  return engine::KIBITZ_TEST_CONCAT(backend_, KIBITZ_ISA_NAME)().make_service(options);
 }
 
 Expected<Analysis, Error> analyze(engine::Service& service,

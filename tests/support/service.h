@@ -11,6 +11,7 @@
 namespace kibitz::test {
 
 std::unique_ptr<engine::Service> make_service(int threads = 1, size_t hash_mib = 16);
+std::unique_ptr<engine::Service> make_service(const engine::ServiceOptions& options);
 
 struct Analysis {
   std::vector<engine::Progress> iterations;
