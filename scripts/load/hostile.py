@@ -3,7 +3,8 @@
 For each attack vector, an abusive client floods the server for --seconds
 while a well-behaved bystander, another client, does what a real user does:
 an interactive analysis at depth 8 every 100 ms, a job submitted every
-0.5 s and its latest job read every 100 ms (as a page polling its jobs would),
+0.5 s (six in seven withdrawn at once, so that one runs every 3.5 s) and its
+latest running job read every 100 ms (as a page polling its jobs would),
 and one live WebSocket analysis kept going. The server keeps finished jobs for
 JOB_RETENTION_S (60 s here, 600 by default): the bystander stays within its
 jobs cap (200 kept) with a job every 0.5 s, and each vector has some sixty
@@ -116,6 +117,7 @@ class Client:
 
 
 JOB_EVERY_S = 0.5
+KEEP_EVERY = 7  # one submitted job in 7 runs, the others are withdrawn at once
 JOB_RETENTION_S = 60  # the servers' job_retention_s for the run (KIBITZ_JOB_RETENTION_S)
 READ_EVERY_S = 0.1
 
@@ -138,6 +140,7 @@ class Bystander:
         self.running.set()
         self.n = 0
         self.latest_job = None
+        self.submitted = 0
 
     def note(self, kind, status, ms):
         with self.lock:
@@ -171,7 +174,16 @@ class Bystander:
             status, answer, ms = self.c.request("POST", "/v1/jobs", body)
             self.note("job-submit", status, ms)
             if status == 202:
-                self.latest_job = answer["id"]
+                self.submitted += 1
+                if self.submitted % KEEP_EVERY == 1:
+                    self.latest_job = answer["id"]
+                else:
+                    # Withdrawn at once (a client that changed its mind):
+                    # only one job in KEEP_EVERY searches, as many as a job
+                    # every 3.5 s, which its share of the threads serves
+                    # beside its interactive work (more would queue up to
+                    # its own max_work_per_client).
+                    self.c.request("DELETE", "/v1/jobs/" + answer["id"])
             # A job every 0.5 s: at most 120 kept for JOB_RETENTION_S, within
             # the default max_jobs_per_client (200) however long the run.
             time.sleep(max(0.0, JOB_EVERY_S - (time.time() - t0)))
