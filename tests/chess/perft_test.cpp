@@ -42,7 +42,7 @@ INSTANTIATE_TEST_SUITE_P(Epd, ChessPerft, testing::ValuesIn(cases(false)), case_
 INSTANTIATE_TEST_SUITE_P(Epd, ChessPerftSlow, testing::ValuesIn(cases(true)), case_name);
 
 // Colour-mirrored positions must give the same counts.
-std::string mirror_fen(const std::string& fen) {
+std::string colours_swapped(const std::string& fen) {
   std::istringstream in(fen);
   std::string placement, side, castling, ep, half = "0", full = "1";
   in >> placement >> side >> castling >> ep >> half >> full;
@@ -66,7 +66,7 @@ std::string mirror_fen(const std::string& fen) {
 TEST(ChessPerftMirror, MirroredPositionsGiveEqualCounts) {
   for (const auto& fen : test::load_perft_fens("chess/perft.epd")) {
     auto pos = Position::from_fen(fen);
-    auto mirrored = Position::from_fen(mirror_fen(fen));
+    auto mirrored = Position::from_fen(colours_swapped(fen));
     ASSERT_TRUE(pos && mirrored) << fen;
     for (int depth = 1; depth <= 4; ++depth)
       EXPECT_EQ(perft(*pos, depth), perft(*mirrored, depth)) << fen << " depth " << depth;

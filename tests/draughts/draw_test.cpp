@@ -8,15 +8,10 @@
 #include "draughts/game_status.h"
 #include "draughts/movegen.h"
 #include "draughts/notation.h"
+#include "support/draughts_fen.h"
 
 namespace kibitz::draughts {
 namespace {
-
-Position from_fen(std::string_view fen) {
-  auto pos = Position::from_fen(fen);
-  EXPECT_TRUE(pos) << fen;
-  return pos ? *pos : Position();
-}
 
 bool is_king_move(const Position& pos, Move m) { return pos.kings() & square_bb(m.from); }
 

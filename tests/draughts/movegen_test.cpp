@@ -12,6 +12,7 @@
 
 #include "common/prng.h"
 #include "draughts/notation.h"
+#include "support/draughts_fen.h"
 #include "support/test_data.h"
 
 namespace kibitz::draughts {
@@ -24,12 +25,6 @@ std::set<MoveKey> generated(const Position& pos) {
   std::set<MoveKey> out;
   for (Move m : MoveList(pos)) out.insert(key_of(m));
   return out;
-}
-
-Position from_fen(std::string_view fen) {
-  auto pos = Position::from_fen(fen);
-  EXPECT_TRUE(pos) << fen << ": " << pos.error().message;
-  return pos ? *pos : Position();
 }
 
 std::vector<std::string> split(const std::string& s, char sep) {

@@ -5,16 +5,11 @@
 #include <gtest/gtest.h>
 
 #include "common/prng.h"
+#include "support/draughts_fen.h"
 #include "support/test_data.h"
 
 namespace kibitz::draughts {
 namespace {
-
-Position from_fen(std::string_view fen) {
-  auto pos = Position::from_fen(fen);
-  EXPECT_TRUE(pos) << fen;
-  return pos ? *pos : Position();
-}
 
 MoveError error_of(const Position& pos, std::string_view text) {
   auto m = parse_move(pos, text);

@@ -21,7 +21,7 @@ AnalysisRequest draughts(const std::string& fen, int depth) {
   return r;
 }
 
-engine::Result run(const AnalysisRequest& r) {
+engine::Result search(const AnalysisRequest& r) {
   auto service = make_service(1);
   auto a = analyze(*service, r);
   EXPECT_TRUE(a) << (a ? "" : a.error().message);
@@ -30,7 +30,7 @@ engine::Result run(const AnalysisRequest& r) {
 
 TEST(DraughtsSearch, ShotFoundAtDepthOne) {
   // 1.c3-b4! a5:c3 2.d2:b4:d6: one man given, two taken.
-  const auto r = run(draughts("W:Wa3,c3,d2,e1,g1:Ba5,c5,f8,h8", 1));
+  const auto r = search(draughts("W:Wa3,c3,d2,e1,g1:Ba5,c5,f8,h8", 1));
   EXPECT_EQ(r.bestmove.value_or(""), "c3-b4");
   ASSERT_FALSE(r.lines.empty());
   EXPECT_GT(r.lines[0].score.value, 150);
@@ -39,13 +39,13 @@ TEST(DraughtsSearch, ShotFoundAtDepthOne) {
 
 TEST(DraughtsSearch, TheSameSacrificeIsRefusedWhenItFails) {
   // Without the man on e1, 1.c3-b4 a5:c3:e1 crowns a black king.
-  const auto r = run(draughts("W:Wa3,c3,d2,g1:Ba5,c5,f8,h8", 4));
+  const auto r = search(draughts("W:Wa3,c3,d2,g1:Ba5,c5,f8,h8", 4));
   ASSERT_TRUE(r.bestmove);
   EXPECT_NE(*r.bestmove, "c3-b4");
 }
 
 TEST(DraughtsSearch, TakingTheLastPieceWins) {
-  const auto r = run(draughts("W:Wc3,g1:Bd4", 2));
+  const auto r = search(draughts("W:Wc3,g1:Bd4", 2));
   ASSERT_FALSE(r.lines.empty());
   EXPECT_EQ(r.lines[0].score, (engine::Score{ScoreKind::mate, 1}));
   EXPECT_EQ(r.bestmove.value_or(""), "c3:e5");
@@ -53,7 +53,7 @@ TEST(DraughtsSearch, TakingTheLastPieceWins) {
 
 TEST(DraughtsSearch, NoLegalMoveIsALoss) {
   // The black man on a3 can neither step to b2 nor take it (c1 is occupied).
-  const auto r = run(draughts("B:Wb2,c1:Ba3", 3));
+  const auto r = search(draughts("B:Wb2,c1:Ba3", 3));
   EXPECT_EQ(r.status, "loss");
   EXPECT_FALSE(r.bestmove);
   EXPECT_TRUE(r.lines.empty());
@@ -65,17 +65,17 @@ TEST(DraughtsSearch, ThreefoldRepetitionIsScoredAsADraw) {
   // lost.
   AnalysisRequest r = draughts("B:WKd2:BKd8,Kh4,a7,c7", 6);
   r.moves = {"d8-e7", "d2-c1", "e7-d8", "c1-d2", "d8-e7", "d2-c1", "e7-d8"};
-  const auto drawn = run(r);
+  const auto drawn = search(r);
   EXPECT_EQ(drawn.bestmove.value_or(""), "c1-d2");
   EXPECT_EQ(drawn.lines.at(0).score, (engine::Score{ScoreKind::cp, 0}));
-  const auto lost = run(draughts("W:WKc1:BKd8,Kh4,a7,c7", 6));
+  const auto lost = search(draughts("W:WKc1:BKd8,Kh4,a7,c7", 6));
   EXPECT_LT(lost.lines.at(0).score.value, -100);
 }
 
 TEST(DraughtsSearch, MultiPvAndSearchmoves) {
   AnalysisRequest r = draughts("", 6);
   r.multipv = 3;
-  const auto result = run(r);
+  const auto result = search(r);
   ASSERT_EQ(result.lines.size(), 3u);
   std::set<std::string> firsts;
   for (const auto& l : result.lines) firsts.insert(l.moves.at(0));
@@ -83,7 +83,7 @@ TEST(DraughtsSearch, MultiPvAndSearchmoves) {
   EXPECT_GE(result.lines[0].score.value, result.lines[2].score.value);
   r.multipv = 1;
   r.searchmoves = {"a3-b4"};
-  EXPECT_EQ(run(r).bestmove.value_or(""), "a3-b4");
+  EXPECT_EQ(search(r).bestmove.value_or(""), "a3-b4");
   r.searchmoves = {"a3-a4"};
   auto service = make_service();
   auto bad = analyze(*service, r);
@@ -92,8 +92,8 @@ TEST(DraughtsSearch, MultiPvAndSearchmoves) {
 }
 
 TEST(DraughtsSearch, FixedDepthIsReproducibleAndReachesItsDepth) {
-  const auto a = run(draughts("", 9));
-  const auto b = run(draughts("", 9));
+  const auto a = search(draughts("", 9));
+  const auto b = search(draughts("", 9));
   EXPECT_EQ(a.depth, 9);
   EXPECT_EQ(a.nodes, b.nodes);
   EXPECT_EQ(a.lines.at(0).moves, b.lines.at(0).moves);
