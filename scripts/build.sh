@@ -6,8 +6,11 @@ cd "$(dirname "$0")/.."
 build_dir=${KIBITZ_BUILD_DIR:-build}
 generator=()
 command -v ninja >/dev/null && generator=(-G Ninja)
+# A unity build (CMake's: a few sources compiled as one translation unit)
+# parses the Boost.Beast, Asio and JSON headers once per group of files, not
+# once per file; -DCMAKE_UNITY_BUILD=OFF builds file by file.
 if [ ! -f "$build_dir/CMakeCache.txt" ]; then
-  cmake -S . -B "$build_dir" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release "$@"
+  cmake -S . -B "$build_dir" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release -DCMAKE_UNITY_BUILD=ON "$@"
 elif [ $# -gt 0 ]; then
   cmake -S . -B "$build_dir" "$@"
 fi

@@ -128,7 +128,7 @@ run_ctest() {
 if has release; then
   stage_started=$SECONDS
   echo "== release: Release build in build-test/ (-DKIBITZ_TEST_HOOKS=ON), every test but label chaos"
-  if KIBITZ_BUILD_DIR=build-test scripts/build.sh -DKIBITZ_TEST_HOOKS=ON; then
+  if KIBITZ_BUILD_DIR=build-test scripts/build.sh -DKIBITZ_TEST_HOOKS=ON -DCMAKE_UNITY_BUILD=ON; then
     run_ctest release build-test --parallel "$jobs" -LE chaos
     count release "$ctest_passed" "$ctest_failed" "$ctest_note"
   else
@@ -144,7 +144,7 @@ sanitizer_build() {
   local dir=$1 kind=$2
   KIBITZ_BUILD_DIR=$dir scripts/build.sh -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKIBITZ_SANITIZE="$kind" \
     -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" -DKIBITZ_BMI2_VARIANT=OFF -DKIBITZ_BUILD_BENCH=OFF \
-    -DKIBITZ_TEST_HOOKS=ON
+    -DKIBITZ_TEST_HOOKS=ON -DCMAKE_UNITY_BUILD=ON
 }
 # The asan stage's build is clang's with ASan + UBSan and libFuzzer's
 # coverage (KIBITZ_SANITIZE=fuzzer, -fsanitize=fuzzer-no-link): the fuzz
