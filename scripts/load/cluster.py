@@ -28,6 +28,9 @@ GAME = ("1. e4 e5 2. Nf3 Nc6 3. Bb5 a6 4. Ba4 Nf6 5. O-O Be7 6. Re1 b5 7. Bb3 d6
 OPENINGS = [[], ["e2e4"], ["d2d4"], ["c2c4"], ["g1f3"], ["e2e4", "c7c5"], ["d2d4", "g8f6"],
             ["e2e4", "e7e5"], ["b1c3"], ["e2e4", "e7e6"]]
 FINAL = ("done", "cancelled", "failed")
+# How long a wait for jobs may take before it is a hang (a slow sanitizer
+# build finishes them in minutes): a guard, not a figure judged.
+HANG_GUARD_S = 400
 
 
 def free_port():
@@ -623,9 +626,11 @@ def retry_run(c, requests=12):
         fail("retry: %s exited %s after SIGTERM" % (victim.name, code))
 
 
-def rolling_run(c, rounds_nodes):
+def rolling_run(c, rounds_nodes, max_jobs):
     """Each instance in turn gets SIGTERM (and comes back) while clients stream
-    analyses and submit jobs through HAProxy."""
+    analyses and submit jobs through HAProxy: a job a second, at most
+    max_jobs (at ten a second and no cap, a slow build's long restarts had
+    submitted more than its one search thread an instance could finish)."""
     hp = c.haproxy.port
     stop = threading.Event()
     statuses, bad, streams, jobs = {}, [], [0], []
@@ -650,7 +655,7 @@ def rolling_run(c, rounds_nodes):
 
     def submitter():
         i = 0
-        while not stop.is_set():
+        while not stop.is_set() and i < max_jobs:
             i += 1
             path, body = job_request(i + 10000, rounds_nodes)
             status, _, reply = call(hp, "POST", path, body)
@@ -660,7 +665,7 @@ def rolling_run(c, rounds_nodes):
                     jobs.append(reply["id"])
                 else:
                     bad.append((status, str(reply)[:200]))
-            time.sleep(0.1)
+            stop.wait(1.0)
 
     threads = [threading.Thread(target=streamer, args=(s,)) for s in range(4)]
     threads.append(threading.Thread(target=submitter))
@@ -684,7 +689,7 @@ def rolling_run(c, rounds_nodes):
         stop.set()
         for t in threads:
             t.join()
-    ends = wait_finished(hp, jobs, timeout=180)
+    ends = wait_finished(hp, jobs, timeout=HANG_GUARD_S)
     done = sum(1 for e in ends.values() if e["status"] == "done")
     fives = sum(v for s, v in statuses.items() if s >= 500 or s == 0)
     print("cluster: rolling restart (SIGTERM to each of 3 instances in turn, drain_ms 10000, "
@@ -822,7 +827,7 @@ def main():
             stall_run(c, a.stall)
         if a.rolling:
             retry_run(c)
-            rolling_run(c, a.nodes)
+            rolling_run(c, a.nodes, max(6, a.jobs // 2))
         if a.latency:
             latency_run(c, a.binary, work, a.latency)
         ok = True
