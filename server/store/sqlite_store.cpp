@@ -484,6 +484,12 @@ class SqliteStore final : public Store {
         batch.swap(ops_);
       }
       commit(batch);
+      bool idle;
+      {
+        std::lock_guard lock(mutex_);
+        idle = ops_.empty();
+      }
+      if (idle) writer_idle();
     }
     contained([this] { writer_.db.exec("PRAGMA optimize"); }, [](const std::string&) {});
   }
@@ -538,18 +544,45 @@ class SqliteStore final : public Store {
 
   // SQLite's default threshold for its automatic checkpoint.
   static constexpr int kCheckpointPages = 1000;
+  static constexpr int kWriterCheckpointPages = 16 * kCheckpointPages;  // 64 MB of 4 KiB pages
 
-  // The writer's connection after each commit, on the writer thread.
-  static int wal_grew(void* self, sqlite3*, const char*, int pages) {
-    if (pages >= kCheckpointPages) {
-      auto* store = static_cast<SqliteStore*>(self);
-      {
-        std::lock_guard lock(store->checkpoint_mutex_);
-        store->checkpoint_wanted_ = true;
-      }
-      store->checkpoint_cv_.notify_one();
+  // The writer's connection after each commit, on the writer thread, with
+  // the WAL's length in pages. A checkpoint is asked for once per
+  // kCheckpointPages new pages: while commits go on, a checkpoint beside them
+  // cannot empty the WAL, and asking at every commit past the threshold
+  // checkpointed (and synced) again and again. Past kWriterCheckpointPages
+  // (the commits outrun the checkpoints), the writer checkpoints itself,
+  // as SQLite's automatic checkpoint would: the WAL stays bounded.
+  static int wal_grew(void* self, sqlite3* db, const char*, int pages) {
+    auto* store = static_cast<SqliteStore*>(self);
+    if (pages < store->wal_pages_) store->next_checkpoint_at_ = kCheckpointPages;  // restarted
+    store->wal_pages_ = pages;
+    if (pages >= kWriterCheckpointPages) {
+      (void)sqlite3_wal_checkpoint_v2(db, nullptr, SQLITE_CHECKPOINT_PASSIVE, nullptr, nullptr);
+      store->next_checkpoint_at_ = kCheckpointPages;
+    } else if (pages >= store->next_checkpoint_at_) {
+      store->next_checkpoint_at_ = pages + kCheckpointPages;
+      store->ask_checkpoint();
     }
     return SQLITE_OK;
+  }
+
+  // The writer, with nothing queued: a checkpoint that ran beside commits
+  // may have stopped short of the WAL's end (SQLite then neither syncs the
+  // file nor lets the WAL start again), so one more, now that nothing
+  // races it, once per WAL length.
+  void writer_idle() {
+    if (wal_pages_ < kCheckpointPages || wal_pages_ == idle_checkpoint_pages_) return;
+    idle_checkpoint_pages_ = wal_pages_;
+    ask_checkpoint();
+  }
+
+  void ask_checkpoint() {
+    {
+      std::lock_guard lock(checkpoint_mutex_);
+      checkpoint_wanted_ = true;
+    }
+    checkpoint_cv_.notify_one();
   }
 
   void checkpoint_loop() noexcept {
@@ -651,7 +684,9 @@ class SqliteStore final : public Store {
   SQLite::Database reader_;
   std::unique_ptr<SQLite::Statement> find_;
 
-  Writer writer_;  // the writer thread's only, with the four members after it
+  Writer writer_;  // the writer thread's only, with the eight members after it
+  int wal_pages_ = 0, next_checkpoint_at_ = kCheckpointPages;  // wal_grew's
+  int idle_checkpoint_pages_ = 0;                              // writer_idle's
   bool puts_in_batch_ = false;
   int64_t payload_ = 0, entries_written_ = 0;  // the library's rows
   double ratio_ = 2.0;  // file bytes per payload byte, as last measured; 2 until then
