@@ -13,11 +13,11 @@
 // connection: in WAL mode they never wait for the writer.
 //
 // Checkpoints (copying the WAL back into the file, with its fsyncs) run on a
-// thread of their own, on a third connection, once the WAL has grown past
-// kCheckpointPages: SQLite's automatic checkpoint would run them inside the
-// writer's commit, and every durable write waiting on that commit (a job's
-// submission) would wait for the disk too. A PASSIVE checkpoint never
-// blocks the writer.
+// thread of their own, on a third connection, once per kCheckpointPages new
+// WAL pages and once more when the writer goes idle (wal_grew, writer_idle):
+// SQLite's automatic checkpoint would run them inside the writer's commit,
+// and every durable write waiting on that commit (a job's submission) would
+// wait for the disk too. A PASSIVE checkpoint never blocks the writer.
 //
 // A durable write waits on its caller's thread: the server calls the store
 // from its store threads (store_pool.h), never from a network thread.
