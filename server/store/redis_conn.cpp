@@ -329,9 +329,16 @@ void RedisHealth::loop() {
       std::unique_lock lock(mutex_);
       if (wake_.wait_for(lock, interval_, [this] { return stop_; })) return;
     }
-    // Answered (even with an error reply: Redis is there) or not.
+    // Answered (even with an error reply: Redis is there) or not. A
+    // connection Redis dropped (CLIENT KILL, its timeout, a restart) says
+    // nothing of Redis now: the probe connects again and asks once more.
+    const bool was_connected = conn_.connected();
     auto results = conn_.pipeline(probe_);
-    const bool answered = conn_.connected();
+    bool answered = conn_.connected();
+    if (!answered && was_connected) {
+      results = conn_.pipeline(probe_);
+      answered = conn_.connected();
+    }
     if (answered) {
       std::vector<RedisValue> values;
       for (auto& r : results) values.push_back(r ? std::move(*r) : RedisValue{});

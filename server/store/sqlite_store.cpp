@@ -475,21 +475,27 @@ class SqliteStore final : public Store {
   }
 
   void loop() noexcept {
+    bool wrote = false;  // since the writer last went idle
     for (;;) {
       std::deque<Op> batch;
       {
         std::unique_lock lock(mutex_);
-        cv_.wait(lock, [this] { return closing_ || !ops_.empty(); });
+        const auto ready = [this] { return closing_ || !ops_.empty(); };
+        // Idle means nothing for kIdleAfter, not a gap between two commits:
+        // a client committing one job at a time would otherwise ask for a
+        // checkpoint (and its syncs) after every commit.
+        if (wrote && !cv_.wait_for(lock, kIdleAfter, ready)) {
+          wrote = false;
+          lock.unlock();
+          writer_idle();
+          continue;
+        }
+        cv_.wait(lock, ready);
         if (ops_.empty()) break;  // closing, and everything written
         batch.swap(ops_);
       }
       commit(batch);
-      bool idle;
-      {
-        std::lock_guard lock(mutex_);
-        idle = ops_.empty();
-      }
-      if (idle) writer_idle();
+      wrote = true;
     }
     contained([this] { writer_.db.exec("PRAGMA optimize"); }, [](const std::string&) {});
   }
@@ -544,6 +550,7 @@ class SqliteStore final : public Store {
 
   // SQLite's default threshold for its automatic checkpoint.
   static constexpr int kCheckpointPages = 1000;
+  static constexpr std::chrono::milliseconds kIdleAfter{200};           // loop's
   static constexpr int kWriterCheckpointPages = 16 * kCheckpointPages;  // 64 MB of 4 KiB pages
 
   // The writer's connection after each commit, on the writer thread, with

@@ -16,7 +16,7 @@ from kibitz_server import CHESS_MIDDLE, DRAUGHTS_START, Schemas, Server, wait_un
 from raw_ws import RawWs  # noqa: E402
 
 SCHEMAS = Schemas()
-TIMEOUT = 60
+TIMEOUT = 300  # hang guards only: a 300-ply review under TSan on a loaded machine took over 60 s
 
 
 async def recv(ws):
