@@ -7,6 +7,7 @@
 #include <mutex>
 #include <optional>
 #include <thread>
+#include <unordered_map>
 
 #include "common/contain.h"
 
@@ -165,6 +166,7 @@ class ApiImpl final : public Api {
   ~ApiImpl() override {
     // First: the store calls under way finish (each within the store's
     // timeout), the queued ones are answered "shutting down".
+    bulk_pool_.close();
     store_pool_.close();
     shutdown();
     if (auto* queue = core_->store->queue()) queue->on_stop(nullptr);
@@ -205,6 +207,42 @@ class ApiImpl final : public Api {
                               " calls wait for it already; retry later");
     r.headers.emplace_back("Retry-After", "1");
     done(std::move(r));
+  }
+
+  void bulk_call(const std::string& owner, std::function<Reply()> call,
+                 std::function<void(Reply)> done) override {
+    {
+      std::lock_guard lock(bulk_mutex_);
+      int& n = bulk_in_flight_[owner];
+      if (n >= kBulkPerClient) return done(bulk_full_reply());
+      ++n;
+    }
+    const auto release = [this, owner] {
+      std::lock_guard lock(bulk_mutex_);
+      if (auto it = bulk_in_flight_.find(owner); it != bulk_in_flight_.end() && --it->second <= 0)
+        bulk_in_flight_.erase(it);
+    };
+    auto task = [call = std::move(call), done, release](bool run) {
+      std::optional<Reply> reply;
+      if (run)
+        contained([&] { reply = call(); },
+                  [&](const std::string& what) { reply = internal_reply(what); });
+      release();
+      done(reply ? std::move(*reply) : shutting_down_reply());
+    };
+    if (bulk_pool_.post(std::move(task))) return;
+    release();
+    Reply r = error_reply(503, "server_busy",
+                          "the server is reading " + std::to_string(bulk_pool_.max_queued()) +
+                              " large submissions already; retry later");
+    r.headers.emplace_back("Retry-After", "1");
+    done(std::move(r));
+  }
+
+  bool bulk_full(const std::string& owner) const override {
+    std::lock_guard lock(bulk_mutex_);
+    auto it = bulk_in_flight_.find(owner);
+    return it != bulk_in_flight_.end() && it->second >= kBulkPerClient;
   }
 
   std::shared_ptr<Ticket> annotate_stream(const json& request, const Origin& origin,
@@ -1009,9 +1047,23 @@ class ApiImpl final : public Api {
   std::thread slicer_;
   std::unique_ptr<Dispatcher> dispatcher_;  // several instances: takes jobs from the shared queue
   store::StorePool store_pool_;             // the store calls made for the network (store_call)
+  // Big submissions (bulk_call): one thread at nice 19, and how many of
+  // each owner's are queued or being read there.
+  store::StorePool bulk_pool_{1, 64, 19};
+  mutable std::mutex bulk_mutex_;
+  std::unordered_map<std::string, int> bulk_in_flight_;
 };
 
 }  // namespace
+
+Reply bulk_full_reply() {
+  Reply r = error_reply(429, "client_work_cap",
+                        "this client has " + std::to_string(kBulkPerClient) + " submissions of " +
+                            std::to_string(kBulkBodyBytes / 1024) +
+                            " KiB or more being read already; retry when one is answered");
+  r.headers.emplace_back("Retry-After", "1");
+  return r;
+}
 
 std::unique_ptr<Api> make_api(const Config& config, engine::Service& service,
                               std::shared_ptr<store::Store> store) {

@@ -37,6 +37,12 @@ Reply internal_reply(std::string_view what);
 // invalid_json (400) naming the offset.
 Expected<nlohmann::json, Reply> parse_body(std::string_view body, const Config&);
 
+// Job submissions with bodies this large or larger are read at low
+// priority, at most kBulkPerClient of one client's at once (Api::bulk_call).
+inline constexpr size_t kBulkBodyBytes = 64 * 1024;
+inline constexpr int kBulkPerClient = 2;
+Reply bulk_full_reply();
+
 // The one callback shape from work to whoever asked for it (an HTTP
 // session, a WebSocket, a job, the CLI). Called from search threads: a
 // receiver with a strand posts to it.
@@ -109,6 +115,22 @@ class Api {
   // storage_unavailable at once, on the calling thread. Exactly once.
   virtual void store_call(std::function<Reply()> call, std::function<void(Reply)> done) {
     done(call());
+  }
+  // A job submission of kBulkBodyBytes or more (a long game, a big batch):
+  // `call` reads it (parses, decodes) and stores it on a thread of its own
+  // at the lowest priority (nice 19), never an I/O or store thread, so that
+  // a client sending big bodies spends the CPU nothing else wants first.
+  // At most kBulkPerClient of one owner's at once: more get 429
+  // client_work_cap on the calling thread (bulk_full tells before the body
+  // is read). Exactly once, like store_call.
+  virtual void bulk_call(const std::string& owner, std::function<Reply()> call,
+                         std::function<void(Reply)> done) {
+    (void)owner;
+    done(call());
+  }
+  virtual bool bulk_full(const std::string& owner) const {
+    (void)owner;
+    return false;
   }
   virtual Reply info() = 0;        // GET /v1/info
   virtual bool ready() const = 0;  // GET /readyz

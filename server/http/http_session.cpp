@@ -114,7 +114,9 @@ void HttpSession::on_header(beast::error_code ec) {
       length && *length > ctx_.config.max_body_bytes) {
     return fail_read(http::error::body_limit);
   }
-  if (auto no = refused_before_body(req)) {
+  const auto announced = parser_->content_length();
+  if (auto no = refused_before_body(
+          req, announced ? std::optional<std::uint64_t>(*announced) : std::nullopt)) {
     refusal_ = std::move(no);
     // No 100 Continue: a client that waits for it sends no body, and is
     // answered once the wait ends (the body, if any, is read and dropped).
@@ -138,17 +140,24 @@ void HttpSession::on_header(beast::error_code ec) {
   read_body();
 }
 
-// Only the submissions that can be refused without their body: no
-// Idempotency-Key (a repeat answers its job at a cap too), a key access
-// control knows or none.
-std::optional<Reply> HttpSession::refused_before_body(const Request& head) {
+// Only the submissions that can be refused without their body, from a
+// client access control knows or with no access control: one with big
+// submissions of its own being read already (whatever its Idempotency-Key:
+// a repeat of one of those would be told "in use" anyway), or one refused
+// at a cap a moment ago without an Idempotency-Key (a repeat answers its
+// job at a cap too).
+std::optional<Reply> HttpSession::refused_before_body(const Request& head,
+                                                      std::optional<std::uint64_t> length) {
   if (head.method() != http::verb::post) return std::nullopt;
   const std::string_view target = sv(head.target());
   const std::string_view path = target.substr(0, target.find('?'));
   const char* kind = path == "/v1/jobs"             ? "analyze"
                      : path == "/v1/games/annotate" ? "annotate"
                                                     : nullptr;
-  if (!kind || head.count("Idempotency-Key")) return std::nullopt;
+  if (!kind) return std::nullopt;
+  const bool big = length && *length >= kBulkBodyBytes;
+  const bool keyed = head.count("Idempotency-Key") > 0;
+  if (keyed && !big) return std::nullopt;
   std::string key_id;
 #if KIBITZ_HAVE_ACCESS
   if (ctx_.access) {
@@ -159,6 +168,8 @@ std::optional<Reply> HttpSession::refused_before_body(const Request& head) {
 #endif
   Origin o;
   o.owner = client_owner(request_client(head), key_id);
+  if (big && ctx_.api.bulk_full(o.owner)) return bulk_full_reply();
+  if (keyed) return std::nullopt;
   return ctx_.api.refused_early(kind, o);
 }
 
@@ -354,6 +365,20 @@ void HttpSession::dispatch_route(Request& req) {
   const auto via_store = [&](std::function<Reply()> call) {
     api.store_call(std::move(call), deliver);
   };
+  // A big submission is read (parsed and decoded) and stored on the bulk
+  // thread at nice 19, not here (Api::bulk_call); `submit` takes its JSON.
+  using Submit = Reply (*)(Api&, const nlohmann::json&, const Origin&);
+  const auto bulk = [&](Submit submit) {
+    Origin o = job_origin(req);
+    const std::string owner = o.owner;
+    api.bulk_call(
+        owner,
+        [&api, submit, o = std::move(o), text = std::move(req.body())] {
+          auto body = parse_body(text, api.config());
+          return body ? submit(api, *body, o) : std::move(body.error());
+        },
+        deliver);
+  };
 
   switch (route.route) {
     case Route::healthz: {
@@ -390,6 +415,9 @@ void HttpSession::dispatch_route(Request& req) {
       return;
     case Route::jobs:
       if (ex_.early_refusal) return reply(std::move(*ex_.early_refusal));
+      if (req.body().size() >= kBulkBodyBytes)
+        return bulk(
+            [](Api& a, const nlohmann::json& b, const Origin& o) { return a.submit_job(b, o); });
       if (auto body = parse())
         via_store([&api, body = std::move(*body), o = job_origin(req)] {
           return api.submit_job(body, o);
@@ -426,6 +454,9 @@ void HttpSession::dispatch_route(Request& req) {
       return;
     case Route::annotate:
       if (ex_.early_refusal) return reply(std::move(*ex_.early_refusal));
+      if (req.body().size() >= kBulkBodyBytes)
+        return bulk(
+            [](Api& a, const nlohmann::json& b, const Origin& o) { return a.annotate(b, o); });
       if (auto body = parse())
         via_store(
             [&api, body = std::move(*body), o = job_origin(req)] { return api.annotate(body, o); });

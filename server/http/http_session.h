@@ -86,7 +86,8 @@ class HttpSession : public Session, public std::enable_shared_from_this<HttpSess
   void on_body(beast::error_code ec);
   // A job submission from a client at a cap, known from its header alone:
   // its body is read into a scratch buffer and dropped, then it is answered.
-  std::optional<Reply> refused_before_body(const Request& head);
+  std::optional<Reply> refused_before_body(const Request& head,
+                                           std::optional<std::uint64_t> length);
   void discard_body();
   void on_discarded(beast::error_code ec);
   void fail_read(beast::error_code ec);

@@ -2,15 +2,20 @@
 
 #include <spdlog/spdlog.h>
 
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <algorithm>
 
 #include "common/contain.h"
 
 namespace kibitz::server::store {
 
-StorePool::StorePool(int threads, size_t max_queued)
+StorePool::StorePool(int threads, size_t max_queued, int nice)
     : max_queued_(std::max<size_t>(1, max_queued)) {
-  for (int i = 0; i < std::max(1, threads); ++i) threads_.emplace_back([this] { loop(); });
+  for (int i = 0; i < std::max(1, threads); ++i)
+    threads_.emplace_back([this, nice] { loop(nice); });
 }
 
 StorePool::~StorePool() { close(); }
@@ -53,7 +58,10 @@ size_t StorePool::running() const {
   return running_;
 }
 
-void StorePool::loop() {
+void StorePool::loop(int nice) {
+  // Lowering a thread's own priority needs no privilege; a failure only
+  // costs latency elsewhere.
+  if (nice > 0) (void)setpriority(PRIO_PROCESS, pid_t(syscall(SYS_gettid)), std::min(nice, 19));
   for (;;) {
     Task task;
     {

@@ -22,7 +22,8 @@ class StorePool {
   // started (the caller's answer is then "shutting down"). Exactly once.
   using Task = std::function<void(bool run)>;
 
-  StorePool(int threads, size_t max_queued);
+  // nice: the threads' nice value (Linux, per thread; 0 leaves it).
+  StorePool(int threads, size_t max_queued, int nice = 0);
   ~StorePool();  // close()
   StorePool(const StorePool&) = delete;
   StorePool& operator=(const StorePool&) = delete;
@@ -39,7 +40,7 @@ class StorePool {
   size_t max_queued() const { return max_queued_; }
 
  private:
-  void loop();
+  void loop(int nice);
 
   const size_t max_queued_;
   mutable std::mutex mutex_;
