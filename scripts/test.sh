@@ -18,7 +18,7 @@
 #      and parallel reviews on its shared pool and table, server, the
 #      store's concurrent use: server.store.*), and the chaos test for
 #      KIBITZ_CHAOS_SECONDS (default here 30).
-#   4. Every libFuzzer target for 30 seconds (stage 2's build; build-fuzz/
+#   4. Every libFuzzer target for 20 seconds (stage 2's build; build-fuzz/
 #      when stage 2 does not run): FEN,
 #      moves and records of both games, server request bodies, WebSocket
 #      messages through the real server.
@@ -218,7 +218,7 @@ fi
 
 if has fuzz; then
   stage_started=$SECONDS
-  fuzz_seconds=${KIBITZ_FUZZ_SECONDS:-30}
+  fuzz_seconds=${KIBITZ_FUZZ_SECONDS:-20}
   # The asan stage's build when it ran (the same flags), else build-fuzz/.
   fuzz_dir=build-fuzz
   [ "${asan_built:-0}" = 1 ] && fuzz_dir=build-asan

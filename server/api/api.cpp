@@ -132,7 +132,8 @@ class ApiImpl final : public Api {
     std::weak_ptr<ApiCore> weak_core = core_;
     engine::Service* svc = &service;
     const store::StorePool* pool = &store_pool_;  // a member: the source is cleared before it goes
-    metrics_.set_gauge_source([svc, weak_core, pool] {
+    const store::StorePool* bulk = &bulk_pool_;
+    metrics_.set_gauge_source([svc, weak_core, pool, bulk] {
       std::string s =
           "# HELP kibitz_table_hashfull_permille Transposition table use per game.\n"
           "# TYPE kibitz_table_hashfull_permille gauge\n";
@@ -154,6 +155,12 @@ class ApiImpl final : public Api {
            "kibitz_store_calls{state=\"running\"} " +
            std::to_string(pool->running()) + "\nkibitz_store_calls{state=\"waiting\"} " +
            std::to_string(pool->queued()) + "\n";
+      s += "# HELP kibitz_big_submissions Job submissions of 64 KiB or more on the nice-19 "
+           "thread that reads them.\n"
+           "# TYPE kibitz_big_submissions gauge\n"
+           "kibitz_big_submissions{state=\"running\"} " +
+           std::to_string(bulk->running()) + "\nkibitz_big_submissions{state=\"waiting\"} " +
+           std::to_string(bulk->queued()) + "\n";
       return s;
     });
     // The slicer runs on a thread of the Api's, joined below before the

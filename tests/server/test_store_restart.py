@@ -1,4 +1,5 @@
-"""Jobs survive the server: 20 reviews and 20 analysis jobs are submitted,
+"""Jobs survive the server: 20 reviews and 20 analysis jobs (10 and 10 in the
+sanitizer builds, KIBITZ_TEST_RESTART_JOBS) are submitted,
 the server is killed (SIGKILL, then in a second round SIGTERM) while they
 run, and a new server on the same store finishes them all. Each job ends
 once: a job the first server stored as finished is not run again, and the
@@ -32,13 +33,14 @@ FIRST_MOVES = ["a2a3", "a2a4", "b2b3", "b2b4", "c2c3", "c2c4", "d2d3", "d2d4", "
                "f2f3", "f2f4", "g2g3", "g2g4", "h2h3", "h2h4", "b1a3", "b1c3", "g1f3", "g1h3"]
 REVIEW_NODES = int(os.environ.get("KIBITZ_TEST_REVIEW_NODES", "10000"))
 ANALYSIS_DEPTH = int(os.environ.get("KIBITZ_TEST_ANALYSIS_DEPTH", "9"))
+JOBS_EACH = int(os.environ.get("KIBITZ_TEST_RESTART_JOBS", "20"))
 FINISH_TIMEOUT = float(os.environ.get("KIBITZ_TEST_FINISH_TIMEOUT", "240"))
 
 
 def submit_all(s):
-    """20 reviews and 20 analyses, interleaved; returns {id: kind}."""
+    """JOBS_EACH reviews and as many analyses, interleaved; returns {id: kind}."""
     jobs = {}
-    for i in range(20):
+    for i in range(JOBS_EACH):
         status, _, body = s.post("/v1/games/annotate",
                                  {"pgn": GAMES[i % len(GAMES)], "limits": {"nodes": REVIEW_NODES}})
         assert status == 202, body

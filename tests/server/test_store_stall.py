@@ -13,6 +13,8 @@ refused at once with 503 storage_unavailable and Retry-After, while the
 others are still waiting. The /healthz latency is printed (p50, p99, max),
 never asserted."""
 
+import http.client
+import json
 import os
 import sys
 import threading
@@ -200,6 +202,58 @@ class StoreStall(unittest.TestCase):
         # Once the store has room again, it is used again.
         status, _, body = s.post("/v1/jobs", {"fen": CHESS_MIDDLE, "limits": {"nodes": 998}})
         self.assertEqual(status, 202, body)
+
+    def test_big_submissions_are_read_two_at_a_time_per_client(self):
+        # Reviews of 64 KiB or more are read and stored on the nice-19 thread,
+        # two of one client's at once: held there by the commit delay, a
+        # third of that client's is refused (Idempotency-Key or not) while
+        # they still wait; its small job, and another client's big review,
+        # are not.
+        s = self.server()
+        game = big_game(100_000)
+        answers = [None, None]
+
+        def submit(i):
+            answers[i] = s.post("/v1/games/annotate", {"pgn": game, "limits": {"nodes": 1000 + i}},
+                                timeout=120)
+        threads = [threading.Thread(target=submit, args=(i,)) for i in range(2)]
+        for t in threads:
+            t.start()
+        self.assertEqual(wait_until(lambda: s.metric("kibitz_big_submissions") == 2, timeout=30),
+                         True, "the two reviews never showed on the thread that reads them")
+        for headers in ({}, {"Idempotency-Key": "third-big-one"}):
+            status, hdrs, body = s.post("/v1/games/annotate", {"pgn": game}, headers=headers)
+            self.assertEqual((status, body["error"]["code"]), (429, "client_work_cap"), body)
+            self.assertIn("being read already", body["error"]["message"])
+            self.assertEqual(hdrs.get("retry-after"), "1")
+            self.assertEqual(answers, [None, None], "the refusal waited for the two")
+        other = http.client.HTTPConnection("127.0.0.1", s.port, timeout=120,
+                                           source_address=("127.0.0.2", 0))
+        other.request("POST", "/v1/games/annotate", body=json.dumps({"pgn": game}),
+                      headers={"Content-Type": "application/json"})
+        status, _, body = s.post("/v1/jobs", {"fen": CHESS_MIDDLE, "limits": {"nodes": 997}},
+                                 timeout=120)
+        self.assertEqual(status, 202, body)
+        r = other.getresponse()
+        self.assertEqual(r.status, 202, r.read())
+        other.close()
+        for t in threads:
+            t.join()
+        for status, _, body in answers:
+            self.assertEqual(status, 202, body)
+        self.assertEqual(s.metric("kibitz_big_submissions"), 0)
+
+
+def big_game(size):
+    """A PGN of at least `size` bytes: a short main line and long variations."""
+    out = ['[Event "big"]\n\n1. e4 e5 2. Nf3 ']
+    n = len(out[0])
+    while n < size:
+        chunk = "(2. Nc3 Nc6 3. Bc4 Bc5) "
+        out.append(chunk)
+        n += len(chunk)
+    out.append("2... Nc6 *\n")
+    return "".join(out)
 
 
 if __name__ == "__main__":
