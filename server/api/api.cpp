@@ -291,8 +291,15 @@ class ApiImpl final : public Api {
     return remembered(origin, submit_review(request, origin));
   }
 
-  std::optional<Reply> refused_early(std::string_view kind, const Origin& origin) override {
+  std::optional<Reply> refused_early(std::string_view kind, const Origin& origin,
+                                     bool keyed) override {
     if (shutting_down_) return std::nullopt;
+    // Here a repeat at a cap answers the job it made, so a keyed one is read.
+    // Several instances know a client's caps only from a refusal by the
+    // store a moment ago (RefusalMemo), and HAProxy gives every submission
+    // a key: there a keyed one is refused within that second too (a repeat
+    // of one that made a job is answered it once the second has passed).
+    if (keyed && !core_->store->queue()) return std::nullopt;
     const bool review = kind == "annotate";
     // A job answered at once (a finished position) takes no search: the
     // work cap is not known to apply to an analysis job before it is read.

@@ -95,9 +95,12 @@ class Api {
   // A job submission (`kind` "analyze" or "annotate") that this client is
   // refused now at a cap, known without its body: the transport answers it
   // before parsing the body. Never waits for the store. nullopt: go on.
-  virtual std::optional<Reply> refused_early(std::string_view kind, const Origin& origin) {
+  // keyed: it has an Idempotency-Key (a repeat answers the job it made).
+  virtual std::optional<Reply> refused_early(std::string_view kind, const Origin& origin,
+                                             bool keyed) {
     (void)kind;
     (void)origin;
+    (void)keyed;
     return std::nullopt;
   }
   virtual Reply get_job(std::string_view id) = 0;

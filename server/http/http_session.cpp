@@ -143,9 +143,8 @@ void HttpSession::on_header(beast::error_code ec) {
 // Only the submissions that can be refused without their body, from a
 // client access control knows or with no access control: one with big
 // submissions of its own being read already (whatever its Idempotency-Key:
-// a repeat of one of those would be told "in use" anyway), or one refused
-// at a cap a moment ago without an Idempotency-Key (a repeat answers its
-// job at a cap too).
+// a repeat of one of those would be told "in use" anyway), or one at a cap
+// (Api::refused_early, which tells how a key counts).
 std::optional<Reply> HttpSession::refused_before_body(const Request& head,
                                                       std::optional<std::uint64_t> length) {
   if (head.method() != http::verb::post) return std::nullopt;
@@ -157,7 +156,6 @@ std::optional<Reply> HttpSession::refused_before_body(const Request& head,
   if (!kind) return std::nullopt;
   const bool big = length && *length >= kBulkBodyBytes;
   const bool keyed = head.count("Idempotency-Key") > 0;
-  if (keyed && !big) return std::nullopt;
   std::string key_id;
 #if KIBITZ_HAVE_ACCESS
   if (ctx_.access) {
@@ -169,8 +167,7 @@ std::optional<Reply> HttpSession::refused_before_body(const Request& head,
   Origin o;
   o.owner = client_owner(request_client(head), key_id);
   if (big && ctx_.api.bulk_full(o.owner)) return bulk_full_reply();
-  if (keyed) return std::nullopt;
-  return ctx_.api.refused_early(kind, o);
+  return ctx_.api.refused_early(kind, o, keyed);
 }
 
 void HttpSession::discard_body() {

@@ -136,6 +136,20 @@ class RedisStore(unittest.TestCase):
         status, hdrs, body = a.post("/v1/jobs", mated)
         self.assertEqual((status, body["error"]["code"]), (429, "client_jobs_cap"), body)
         self.assertIn("retry-after", hdrs)
+        # Within the second after the store's refusal, the client's next
+        # submission is refused unread, with an Idempotency-Key too (HAProxy
+        # gives every one a key): a body that is not JSON gets the cap's 429,
+        # not a 400. Asked again after a fresh refusal until one falls within
+        # that second (a loaded machine may take longer between two requests).
+        seen = []
+        for attempt in range(10):
+            self.assertEqual(a.post("/v1/jobs", mated)[0], 429)
+            status, _, body = a.request("POST", "/v1/jobs", raw="{not JSON",
+                                        headers={"Idempotency-Key": "early-%d" % attempt})
+            seen.append((status, body["error"]["code"]))
+            if status == 429:
+                break
+        self.assertEqual(seen[-1], (429, "client_jobs_cap"), seen)
         # Every key written has a TTL, but the stream (the queue itself).
         keys = [k for k in self.redis.cli("--scan").split("\n") if k]
         self.assertIn("kibitz:alljobs", keys)
