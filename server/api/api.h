@@ -2,6 +2,7 @@
 // transport (server/http) calls. No networking here.
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -27,6 +28,11 @@ struct Reply {
   // and `body` is null. Saves copying and serialising a cache hit.
   std::shared_ptr<const std::string> text;
   std::vector<std::pair<std::string, std::string>> headers;  // e.g. Retry-After
+  // The transport answers after this pause: a client refused at a cap
+  // again within the second (RefusalMemo) waits for its refusal, on a
+  // timer, so that a flood of them costs the server one answer a second per
+  // connection rather than as many as the client can send.
+  std::chrono::milliseconds hold{0};
 };
 
 // {"error": {"code", "message"}} with the status for that code.

@@ -37,10 +37,12 @@ class RefusalMemo {  // thread-safe
       memo_.erase(it);
       return std::nullopt;
     }
-    const Reply& r = it->second.reply;
+    Reply r = it->second.reply;
     const bool work =
         r.body.contains("error") && r.body["error"].value("code", "") == "client_work_cap";
     if (work && !work_cap_too) return std::nullopt;
+    // Answered when the memo ends: the client's next try is read whole.
+    r.hold = std::chrono::ceil<std::chrono::milliseconds>(it->second.until - now);
     return r;
   }
 

@@ -70,6 +70,7 @@ void HttpSession::close() {
   self_.reset();  // every caller is a handler that holds its own reference
   if (closed_) return;
   closed_ = true;
+  if (hold_) hold_->cancel();
   beast::error_code ec;
   stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
   stream_.close();
@@ -168,6 +169,25 @@ std::optional<Reply> HttpSession::refused_before_body(const Request& head,
   o.owner = client_owner(request_client(head), key_id);
   if (big && ctx_.api.bulk_full(o.owner)) return bulk_full_reply();
   return ctx_.api.refused_early(kind, o, keyed);
+}
+
+// A refusal decided from the header, answered now or after its hold
+// (Reply::hold: a client refused again within the second) on a timer.
+void HttpSession::reply_early_refusal() {
+  Reply r = std::move(*ex_.early_refusal);
+  ex_.early_refusal.reset();
+  if (r.hold.count() <= 0) return reply(std::move(r));
+  if (!hold_) hold_.emplace(stream_.get_executor());
+  const auto pause = r.hold;
+  r.hold = {};
+  hold_->expires_after(pause);
+  hold_->async_wait(
+      [self = shared_from_this(), seq = ex_.seq, r = std::move(r)](beast::error_code ec) mutable {
+        self->contain("hold", [&] {
+          if (ec || self->closed_ || self->ex_.seq != seq || !self->busy_) return;
+          self->reply(std::move(r));
+        });
+      });
 }
 
 void HttpSession::discard_body() {
@@ -411,7 +431,7 @@ void HttpSession::dispatch_route(Request& req) {
       if (auto body = parse()) handle_analyze(req, *body);
       return;
     case Route::jobs:
-      if (ex_.early_refusal) return reply(std::move(*ex_.early_refusal));
+      if (ex_.early_refusal) return reply_early_refusal();
       if (req.body().size() >= kBulkBodyBytes)
         return bulk(
             [](Api& a, const nlohmann::json& b, const Origin& o) { return a.submit_job(b, o); });
@@ -450,7 +470,7 @@ void HttpSession::dispatch_route(Request& req) {
       }
       return;
     case Route::annotate:
-      if (ex_.early_refusal) return reply(std::move(*ex_.early_refusal));
+      if (ex_.early_refusal) return reply_early_refusal();
       if (req.body().size() >= kBulkBodyBytes)
         return bulk(
             [](Api& a, const nlohmann::json& b, const Origin& o) { return a.annotate(b, o); });
