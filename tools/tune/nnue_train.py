@@ -8,9 +8,10 @@ pieces' rows (768 inputs, mirrored so the own king is on files e-h, times
 the king buckets) summed with the bias, SCReLU (clamp to [0, 1], squared),
 both perspectives (side to move first) into one of 8 outputs chosen by the
 piece count. Its output r is a score of 400 * r centipawns; the loss is the
-squared difference of sigmoid(r) and the target
+squared difference of sigmoid(400 * r / 400) and the target
     lambda * result + (1 - lambda) * sigmoid(score / 400)
-(both from the side to move). Quantised on writing: the rows and biases of
+(both from the side to move; 400 is --sigmoid, 300 by default, and the
+score is multiplied by --score-scale first). Quantised on writing: the rows and biases of
 the accumulator times 255, the output weights times 64 (clamped to
 [-128, 127] / 64 while training, so the integers fit), the output bias
 times 255 * 64.
@@ -225,6 +226,10 @@ def main():
     ap.add_argument("--rate-drop", type=float, default=0.85, help="step size factor per epoch")
     ap.add_argument("--lambda", dest="lam", type=float, default=0.3,
                     help="weight of the game result against the score")
+    ap.add_argument("--score-scale", type=float, default=1.0,
+                    help="factor of the data's scores (another engine's into Kibitz's centipawns)")
+    ap.add_argument("--sigmoid", type=float, default=300.0,
+                    help="centipawns of the win-probability curve: sigmoid(cp / this)")
     ap.add_argument("--validation", type=float, default=0.02)
     ap.add_argument("--max-positions", type=int, default=0)
     ap.add_argument("--threads", type=int, default=1)
@@ -249,7 +254,7 @@ def main():
     score = torch.from_numpy((data["score"] * sign).astype(np.float32))
     result = data["result"]
     result = torch.from_numpy(np.where(stm, 1 - result, result).astype(np.float32))
-    target = o.lam * result + (1 - o.lam) * torch.sigmoid(score / 400)
+    target = o.lam * result + (1 - o.lam) * torch.sigmoid(score * o.score_scale / o.sigmoid)
     n = len(target)
     order = torch.randperm(n, generator=torch.Generator().manual_seed(o.seed))
     n_val = int(n * o.validation)
@@ -270,7 +275,7 @@ def main():
         print(f"nnue_train: resumed after epoch {first}", file=sys.stderr)
 
     def loss_of(idx):
-        pred = torch.sigmoid(net(us[idx], them[idx], bucket[idx]))
+        pred = torch.sigmoid(net(us[idx], them[idx], bucket[idx]) * (SCALE / o.sigmoid))
         return ((pred - target[idx]) ** 2).mean()
 
     def validation_loss():
