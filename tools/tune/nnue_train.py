@@ -23,6 +23,7 @@ next to them (FILE.npz), so a second run starts at once.
 usage: nnue_train.py [options] DATA_FILES_OR_DIRS... --out FILE
 """
 import argparse
+import copy
 import glob
 import os
 import struct
@@ -266,12 +267,14 @@ def main():
     opt = torch.optim.Adam(net.parameters(), lr=o.rate)
     sched = torch.optim.lr_scheduler.ExponentialLR(opt, o.rate_drop)
     first = 0
+    best = (float("inf"), 0, None)
     if o.checkpoint and os.path.exists(o.checkpoint):
         state = torch.load(o.checkpoint)
         net.load_state_dict(state["net"])
         opt.load_state_dict(state["opt"])
         sched.load_state_dict(state["sched"])
         first = state["epoch"]
+        best = state["best"]
         print(f"nnue_train: resumed after epoch {first}", file=sys.stderr)
 
     def loss_of(idx):
@@ -299,11 +302,20 @@ def main():
             net.clip()
             total += float(loss) * len(idx)
         sched.step()
+        v = validation_loss()
+        if not v > best[0]:  # also when there is no validation (nan): the last epoch
+            best = (v, epoch + 1, copy.deepcopy(net.state_dict()))
         print(f"epoch {epoch + 1}: train {total / len(perm):.6f} validation "
-              f"{validation_loss():.6f} ({time.time() - t0:.0f} s)", file=sys.stderr, flush=True)
+              f"{v:.6f} ({time.time() - t0:.0f} s)", file=sys.stderr, flush=True)
         if o.checkpoint:
             torch.save({"net": net.state_dict(), "opt": opt.state_dict(),
-                        "sched": sched.state_dict(), "epoch": epoch + 1}, o.checkpoint)
+                        "sched": sched.state_dict(), "epoch": epoch + 1, "best": best},
+                       o.checkpoint)
+    # The epoch with the lowest validation loss is written.
+    if best[2] is not None:
+        net.load_state_dict(best[2])
+        print(f"nnue_train: epoch {best[1]}'s weights (validation {best[0]:.6f})",
+              file=sys.stderr)
     write(net, layout, o.name, o.out)
     print(f"nnue_train: wrote {o.out} ({os.path.getsize(o.out)} bytes)", file=sys.stderr)
 
