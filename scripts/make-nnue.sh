@@ -9,9 +9,7 @@
 #
 # Needs a build (KIBITZ_TUNE, default build/tools/tune/kibitz-tune, built
 # from a commit whose hand-written evaluation is the default, since those
-# games are what the data is) and Debian's `python3-torch`. The trainer
-# reads every chunk in DATA: a folder holding more chunks than these (a run
-# that went on) makes another network.
+# games are what the data is) and Debian's `python3-torch`.
 # The games depend on that evaluation only: any such build makes the same
 # positions. The trainer is deterministic with one thread (THREADS=1); with
 # two, as the committed network was trained, sums may round differently.
@@ -25,7 +23,12 @@ SEED=43 NODES=3000 scripts/nnue-datagen.sh "${GAMES_43:-4050}"
 SEED=44 NODES=1000 scripts/nnue-datagen.sh "${GAMES_44:-13000}"
 # 2. Train on Kibitz's own scores and the games' results (scripts/nnue-label.sh
 #    scores the chunks with Stockfish instead, for the next network).
+#    Exactly those chunks, so that a DATA where generation went on (more
+#    chunks) still makes this network.
+chunks=()
+for c in $(seq 0 $((${GAMES_43:-4050} / 50 - 1))); do chunks+=("$(printf '%s/chess-s43-n3000-%06d.txt' "$DATA" "$c")"); done
+for c in $(seq 0 $((${GAMES_44:-13000} / 50 - 1))); do chunks+=("$(printf '%s/chess-s44-n1000-%06d.txt' "$DATA" "$c")"); done
 mkdir -p "$DATA/../train"
-nice -n 19 /usr/bin/python3 tools/tune/nnue_train.py "$DATA" --threads "${THREADS:-2}" \
+nice -n 19 /usr/bin/python3 tools/tune/nnue_train.py "${chunks[@]}" --threads "${THREADS:-2}" \
   --seed 1 --epochs "${EPOCHS:-6}" --batch 4096 --rate 0.002 --rate-drop 0.75 --lambda 0.3 \
   --sigmoid 300 --name kibitz-1 --checkpoint "$DATA/../train/kibitz-1.pt" --out "$out"

@@ -13,7 +13,7 @@ mkdir -p "$data/sf"
 for chunk in "$data"/chess-*.txt; do
   out="$data/sf/$(basename "$chunk")"
   [ -f "$out" ] && continue
-  nice -n 19 /usr/bin/python3 tools/tune/label_stockfish.py --static --out "$out.tmp" "$chunk" 2>/dev/null
+  nice -n 19 /usr/bin/python3 tools/tune/label_stockfish.py --static --out "$out.tmp" "$chunk" 2>/dev/null </dev/null
   mv "$out.tmp" "$out"
 done
 echo "nnue-label: $(ls "$data"/sf/*.txt | wc -l) chunks scored, $(cat "$data"/sf/*.txt | wc -l) positions"
