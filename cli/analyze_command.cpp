@@ -33,6 +33,7 @@ int run_analyze(const AnalyzeOptions& o) {
     std::fprintf(stderr, "kibitz analyze: %s\n", config.error().c_str());
     return kUsageError;
   }
+  if (!eval_file_option()) select_eval(config->eval_file, "kibitz analyze");
   // Results on stdout, the log (one line per analysis) on stderr.
   server::configure_logging(config->log_level == "info" ? "warn" : config->log_level);
   nlohmann::json request = {{"game", o.game}, {"pov", o.pov}, {"multipv", o.multipv}};

@@ -3,10 +3,23 @@
 #include <cstdio>
 #include <vector>
 
+#include "chess/nnue_network.h"
 #include "commands.h"
 #include "common/cpu.h"
 
 namespace kibitz::cli {
+
+namespace {
+std::optional<std::string> eval_file_;
+}  // namespace
+
+const std::optional<std::string>& eval_file_option() { return eval_file_; }
+
+void select_eval(const std::string& eval_file, const char* who) {
+  if (const std::string error = nnue::select(eval_file); !error.empty())
+    std::fprintf(stderr, "%s: eval_file: %s; evaluating with %s\n", who, error.c_str(),
+                 nnue::describe().c_str());
+}
 
 int run(int argc, char** argv) {
   CLI::App app{"Kibitz: analysis server for chess and Russian draughts", "kibitz"};
@@ -15,6 +28,10 @@ int run(int argc, char** argv) {
            " (instruction set: " + std::string(isa_name(default_isa())) + ")";
   });
   app.require_subcommand(1);
+  app.fallthrough();  // --eval-file also after the subcommand
+  app.add_option("--eval-file", eval_file_,
+                 "Chess evaluation: a network file, 'builtin' or 'classical' (overrides the "
+                 "eval_file setting)");
   std::vector<std::pair<CLI::App*, Action>> commands;
   const auto add = [&](Action (*make)(CLI::App&)) {
     const size_t before = app.get_subcommands({}).size();
@@ -41,6 +58,8 @@ int run(int argc, char** argv) {
     std::fprintf(stderr, "kibitz: %s\n", e.what());
     return kUsageError;
   }
+  // The uci, bench and perft commands have no config: the option alone.
+  if (eval_file_) select_eval(*eval_file_, "kibitz");
   for (auto& [sub, action] : commands)
     if (sub->parsed()) return action();
   return kUsageError;

@@ -3,6 +3,8 @@
 
 #include <CLI/CLI.hpp>
 #include <functional>
+#include <optional>
+#include <string>
 
 namespace kibitz::cli {
 
@@ -17,6 +19,13 @@ Action add_annotate_command(CLI::App& app);
 Action add_analyze_command(CLI::App& app);
 Action add_serve_command(CLI::App& app);
 Action add_draughts_command(CLI::App& app);
+
+// The chess evaluation chosen by --eval-file (before or after the
+// subcommand), if given: it overrides the `eval_file` setting.
+const std::optional<std::string>& eval_file_option();
+// Selects the chess evaluation (nnue::select); a refused file is reported
+// on stderr, prefixed by `who`, and the evaluation in use is kept.
+void select_eval(const std::string& eval_file, const char* who);
 
 // Exit status for bad arguments or bad input.
 constexpr int kUsageError = 2;

@@ -55,6 +55,10 @@ int run_serve(const ServeOptions& o) {
   if (o.hash_draughts) config.hash_mib_draughts = *o.hash_draughts;
   if (o.log_level) config.log_level = *o.log_level;
   if (o.web_root) config.web_root = *o.web_root;
+  if (eval_file_option())
+    config.eval_file = *eval_file_option();
+  else
+    select_eval(config.eval_file, "kibitz serve");
 
   // Logs go to stderr; stdout carries only the "listening on" line.
   if (spdlog::level::from_str(config.log_level) == spdlog::level::off &&

@@ -7,6 +7,9 @@
 #include <string>
 #include <thread>
 
+#include "chess/eval.h"
+#include "chess/nnue_network.h"
+#include "chess/notation.h"
 #include "commands.h"
 #include "engine/service.h"
 
@@ -31,7 +34,9 @@ class UciSession {
             "option name MultiPV type spin default 1 min 1 max 256\n"
             "option name Move Overhead type spin default 30 min 0 max 5000\n"
             "option name Clear Hash type button\n"
-            "option name UCI_ShowWDL type check default false\nuciok");
+            "option name UCI_ShowWDL type check default false\n"
+            "option name EvalFile type string default " +
+            eval_file_ + "\nuciok");
       } else if (cmd == "isready") {
         say("readyok");
       } else if (cmd == "setoption") {
@@ -46,6 +51,8 @@ class UciSession {
         go(in);
       } else if (cmd == "stop") {
         if (auto h = handle()) h->stop();
+      } else if (cmd == "eval") {
+        eval();
       } else if (cmd == "quit") {
         break;
       } else if (!cmd.empty()) {
@@ -127,6 +134,14 @@ class UciSession {
       service_->clear_hash();
     } else if (lower == "uci_showwdl") {
       show_wdl_ = value == "true";
+    } else if (lower == "evalfile") {
+      wait_search();
+      if (value == "<empty>") value.clear();
+      if (const std::string error = nnue::select(value); !error.empty())
+        say("info string EvalFile: " + error + "; evaluating with " + nnue::describe());
+      else
+        say("info string evaluating with " + nnue::describe());
+      eval_file_ = value.empty() ? "<empty>" : value;
     } else {
       say("info string unknown option: " + name);
     }
@@ -237,6 +252,23 @@ class UciSession {
   std::mutex out_mutex_, handle_mutex_;
   std::shared_ptr<engine::SearchHandle> handle_;
   std::shared_ptr<engine::SearchMemory> memory_;
+  // The static evaluation of the current position, from White's side (what
+  // Stockfish's `eval` prints first), and what computed it.
+  void eval() {
+    chess::init_attacks();
+    auto pos = chess::Position::from_fen(fen_.empty() ? chess::Position::kStartFen : fen_);
+    if (!pos) return say("info string eval: bad position");
+    for (const auto& m : moves_) {
+      const auto move = chess::parse_uci(*pos, m);
+      if (!move) return say("info string eval: bad move " + m);
+      pos->do_move(*move);
+    }
+    const int v = chess::evaluate(*pos);
+    say("info string eval " + std::to_string(pos->side_to_move() == chess::White ? v : -v) +
+        " cp white (" + nnue::describe() + ")");
+  }
+
+  std::string eval_file_ = eval_file_option().value_or("<empty>");
   std::string fen_;
   std::vector<std::string> moves_;
   int threads_ = 1, hash_mib_ = 64, multipv_ = 1;

@@ -406,6 +406,13 @@ int game_phase(const Position& pos) {
 }
 
 int evaluate(const Position& pos) {
+  // The network when one is selected: the one the position tracks (chosen
+  // when its search started); for a position that tracks nothing, the one
+  // selected now. A search position that tracks the correction's units
+  // (no network selected when it started) asks nothing more.
+  const nnue::Network* net = pos.nnue_network();
+  if (!net && !pos.nn_accumulator()) net = nnue::current();
+  if (net) return std::clamp(nnue_evaluate(*net, pos), -kEvalLimit, kEvalLimit);
   const int v = finish(pos, evaluate_score<false>(pos, nullptr));
   return std::clamp((pos.side_to_move() == White ? v : -v) + nn_correction(pos), -kEvalLimit,
                     kEvalLimit);

@@ -2,7 +2,8 @@
 // move's point of view: material and piece-square tables tapered between
 // middlegame and endgame by the non-pawn material left, plus mobility, king
 // safety, pawn structure and passed pawns; then the learned correction
-// (nn.h) added.
+// (nn.h) added. Or, when a network is selected (nnue_network.h: the
+// `eval_file` setting), the network's output alone.
 #pragma once
 
 #include "chess/eval_terms.h"

@@ -31,6 +31,8 @@ Position& Position::operator=(const Position& other) {
   psq_ = other.psq_;
   nn_on_ = other.nn_on_;
   if (nn_on_) nn_ = other.nn_;
+  nnue_ = other.nnue_;
+  if (nnue_) nnue_acc_ = other.nnue_acc_;
   side_ = other.side_;
   game_ply_ = other.game_ply_;
   idx_ = other.idx_;
@@ -55,6 +57,7 @@ void Position::put_piece(Piece pc, Square s) {
   by_color_[color_of(pc)] |= b;
   psq_ += kPsq.v[pc][s];
   if (nn_on_) nn_add(nn_, pc, s);
+  if (nnue_) nnue_add(*nnue_, nnue_acc_, pc, s);
 }
 
 void Position::remove_piece(Square s) {
@@ -66,6 +69,7 @@ void Position::remove_piece(Square s) {
   board_[s] = NoPiece;
   psq_ -= kPsq.v[pc][s];
   if (nn_on_) nn_remove(nn_, pc, s);
+  if (nnue_) nnue_remove(*nnue_, nnue_acc_, pc, s);
 }
 
 void Position::move_piece(Square from, Square to) {
@@ -78,11 +82,18 @@ void Position::move_piece(Square from, Square to) {
   board_[to] = pc;
   psq_ += kPsq.v[pc][to] - kPsq.v[pc][from];
   if (nn_on_) nn_move(nn_, pc, from, to);
+  if (nnue_) nnue_move(*nnue_, nnue_acc_, pc, from, to);
 }
 
 void Position::nn_track() {
-  nn_refresh(nn_, *this);
-  nn_on_ = true;
+  nnue_ = nnue::current();
+  nn_on_ = !nnue_;
+  if (nnue_) {
+    nnue_refresh(*nnue_, nnue_acc_, *this, White);
+    nnue_refresh(*nnue_, nnue_acc_, *this, Black);
+  } else {
+    nn_refresh(nn_, *this);
+  }
 }
 
 Bitboard Position::attackers_to(Square s, Bitboard occupied) const {
@@ -252,6 +263,7 @@ void Position::do_move(Move m) {
   }
   st.key = key;
   st.captured = captured;
+  if (nnue_ && type_of(pc) == King) nnue_king_moved(*nnue_, nnue_acc_, *this, us);
   side_ = them;
   ++game_ply_;
   // Our pieces attacking their king (kings never give check).
@@ -284,6 +296,7 @@ void Position::undo_move(Move m) {
       put_piece(st.captured, capsq);
     }
   }
+  if (nnue_ && type_of(board_[from]) == King) nnue_king_moved(*nnue_, nnue_acc_, *this, us);
   --idx_;
 }
 

@@ -9,6 +9,7 @@
 
 #include "chess/attacks.h"
 #include "chess/nn.h"
+#include "chess/nnue.h"
 #include "chess/psq.h"
 #include "chess/zobrist.h"
 #include "common/expected.h"
@@ -99,11 +100,15 @@ class Position {
   // Material plus piece-square values of all pieces, White's minus Black's,
   // kept up to date by every piece placed, removed or moved.
   Score psq() const { return psq_; }
-  // The learned evaluation's accumulator (nn.h), kept up to date by every
-  // piece placed, removed or moved once nn_track() is called (the search
-  // does; perft and the parsers do not pay for it); null until then.
+  // The learned evaluation's accumulators, kept up to date by every piece
+  // placed, removed or moved once nn_track() is called (the search does;
+  // perft and the parsers do not pay for it): the network's (nnue.h) when
+  // one is selected (nnue::current()), else the correction's (nn.h); null
+  // until then.
   void nn_track();
   const NnAccumulator* nn_accumulator() const { return nn_on_ ? &nn_ : nullptr; }
+  const NnueAccumulator* nnue_accumulator() const { return nnue_ ? &nnue_acc_ : nullptr; }
+  const nnue::Network* nnue_network() const { return nnue_; }
 
   // Attacks
   Bitboard attackers_to(Square s, Bitboard occupied) const;
@@ -179,6 +184,8 @@ class Position {
   Score psq_;
   bool nn_on_ = false;
   NnAccumulator nn_;
+  const nnue::Network* nnue_ = nullptr;
+  NnueAccumulator nnue_acc_;
   Color side_ = White;
   int game_ply_ = 0;
   int idx_ = 0;

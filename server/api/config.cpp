@@ -75,6 +75,7 @@ const std::vector<Field>& fields() {
       {"trusted_proxies", &Config::trusted_proxies},
       {"web_root", &Config::web_root},
       {"log_level", &Config::log_level},
+      {"eval_file", &Config::eval_file},
       {"access", &Config::access},
       {"store", &Config::store_object},
   };

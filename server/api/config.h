@@ -64,6 +64,9 @@ struct Config {
   size_t cache_entries = 4096;
   std::string web_root;  // "": <dir of the executable>/web, if it exists
   std::string log_level = "info";
+  // The chess evaluation: "" or "classical" (hand-written), "builtin" (the
+  // network built in), or a network file (core/chess/nnue_network.h).
+  std::string eval_file;
   nlohmann::json access = nlohmann::json::object();  // decoded by server/access
   // "store": where jobs and the evaluation library are kept. The object as
   // given (merged key by key over the defaults), and decoded.

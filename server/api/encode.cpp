@@ -1,5 +1,7 @@
 #include "server/api/encode.h"
 
+#include "chess/nnue_network.h"
+
 #include <cmath>
 
 namespace kibitz::server {
@@ -79,9 +81,9 @@ json summary_json(const review::PlayerSummary& s) {
 
 json engine_json() {
 #ifdef KIBITZ_API_VERSION
-  return {{"name", "Kibitz"}, {"version", KIBITZ_API_VERSION}};
+  return {{"name", "Kibitz"}, {"version", KIBITZ_API_VERSION}, {"eval", nnue::describe()}};
 #else
-  return {{"name", "Kibitz"}, {"version", "0"}};
+  return {{"name", "Kibitz"}, {"version", "0"}, {"eval", nnue::describe()}};
 #endif
 }
 

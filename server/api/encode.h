@@ -20,7 +20,8 @@ struct ResultContext {
   int multipv = 1;
 };
 
-nlohmann::json engine_json();  // {"name": "Kibitz", "version": ...}
+// {"name": "Kibitz", "version": ..., "eval": nnue::describe()}
+nlohmann::json engine_json();
 
 // {"cp": n} | {"mate": n} (chess) | {"win": n} (draughts forced win).
 nlohmann::json score_json(GameKind game, const engine::Score& score);

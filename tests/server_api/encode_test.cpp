@@ -35,6 +35,7 @@ TEST_F(Encode, ScoresAreFromWhitesSideByDefault) {
   EXPECT_EQ(b["status"], "ongoing");
   EXPECT_EQ(b["engine"]["name"], "Kibitz");
   EXPECT_TRUE(b["engine"]["version"].is_string());
+  EXPECT_EQ(b["engine"]["eval"], "classical");  // the default: no network selected
   for (const char* key : {"game", "fen", "limits", "depth", "seldepth", "nodes", "nps", "time_ms",
                           "hashfull", "bestmove", "lines"})
     EXPECT_TRUE(b.contains(key)) << key;

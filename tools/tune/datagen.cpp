@@ -7,8 +7,10 @@
 // side.
 #include "datagen.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -127,10 +129,67 @@ double play_game(const DatagenOptions& o, std::mt19937_64& rng, tt::Table& table
   }
 }
 
+// The games of chunk `c` into dir: the positions to name.tmp, renamed to
+// name once all its games are written; returns the positions written.
+long write_chunk(const DatagenOptions& o, int c, tt::Table& table) {
+  const auto play = o.game == "draughts" ? play_game<draughts::Game> : play_game<chess::Game>;
+  char name[64];
+  std::snprintf(name, sizeof name, "/%s-s%llu-n%llu-%06d.txt", o.game.c_str(),
+                static_cast<unsigned long long>(o.seed), static_cast<unsigned long long>(o.nodes),
+                c);
+  const std::string path = o.chunk_dir + name;
+  if (std::filesystem::exists(path)) return 0;
+  std::ofstream file(path + ".tmp", std::ios::trunc);
+  std::vector<Sample> samples;
+  long positions = 0;
+  for (int game = c * o.chunk_games; game < std::min(o.games, (c + 1) * o.chunk_games); ++game) {
+    std::mt19937_64 rng(o.seed * 1000003 + uint64_t(game));
+    samples.clear();
+    const double result = play(o, rng, table, samples);
+    if (result < 0) continue;
+    const char* r = result == 1.0 ? "1" : result == 0.0 ? "0" : "0.5";
+    for (const auto& s : samples) file << s.fen << ';' << r << ';' << s.score << '\n';
+    positions += long(samples.size());
+  }
+  file.close();
+  if (!file) return -1;
+  std::filesystem::rename(path + ".tmp", path);
+  return positions;
+}
+
 }  // namespace
 
 int run_datagen(const DatagenOptions& o) {
   chess::init_attacks();  // the bmi2 variant fills its tables on demand
+  std::atomic<int> games{0};
+  std::atomic<long> positions{0};
+  std::vector<std::thread> threads;
+  if (!o.chunk_dir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(o.chunk_dir, ec);
+    const int chunks = (o.games + o.chunk_games - 1) / o.chunk_games;
+    std::atomic<int> next{0};
+    std::atomic<bool> failed{false};
+    for (int t = 0; t < o.threads; ++t)
+      threads.emplace_back([&] {
+        tt::Table table(o.hash_mib);
+        for (int c; (c = next.fetch_add(1)) < chunks && !failed;) {
+          const long n = write_chunk(o, c, table);
+          if (n < 0)
+            failed = true;
+          else
+            positions += n;
+        }
+      });
+    for (auto& th : threads) th.join();
+    if (failed) {
+      std::cerr << "datagen: cannot write to " << o.chunk_dir << "\n";
+      return 1;
+    }
+    std::cerr << "datagen: " << chunks << " chunks complete, " << positions << " new positions in "
+              << o.chunk_dir << "\n";
+    return 0;
+  }
   const auto play = o.game == "draughts" ? play_game<draughts::Game> : play_game<chess::Game>;
   std::ofstream file(o.out, std::ios::app);
   if (!file) {
@@ -138,9 +197,6 @@ int run_datagen(const DatagenOptions& o) {
     return 1;
   }
   std::mutex out_mutex;
-  std::atomic<int> games{0};
-  std::atomic<long> positions{0};
-  std::vector<std::thread> threads;
   for (int t = 0; t < o.threads; ++t)
     threads.emplace_back([&] {
       tt::Table table(o.hash_mib);

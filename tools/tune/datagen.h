@@ -18,6 +18,13 @@ struct DatagenOptions {
   int hash_mib = 16;
   uint64_t seed = 1;
   std::string out = "tune-data.txt";
+  // When set, games go to chunk files in this folder instead of `out`, a
+  // chunk of `chunk_games` games per file (games numbered from 0, so a chunk
+  // holds the same games on every run): chess-s<seed>-n<nodes>-<chunk>.txt,
+  // written under a .tmp name and renamed when complete. A chunk already
+  // there is skipped, so a run that was stopped resumes where it was.
+  std::string chunk_dir;
+  int chunk_games = 50;
 };
 
 int run_datagen(const DatagenOptions& options);

@@ -27,6 +27,10 @@ int main(int argc, char** argv) {
   gen->add_option("--hash", d.hash_mib, "Table size per thread (MiB)")->check(CLI::Range(1, 4096));
   gen->add_option("--seed", d.seed, "Random seed of the openings");
   gen->add_option("--out", d.out, "File to append to");
+  gen->add_option("--chunk-dir", d.chunk_dir,
+                  "Write chunk files of --chunk-games games here instead; resumes a stopped run");
+  gen->add_option("--chunk-games", d.chunk_games, "Games per chunk file")
+      ->check(CLI::PositiveNumber);
 
   TunerOptions t;
   auto* tune = app.add_subcommand("tune", "Fit the evaluation's weights to data (Texel's method)");

@@ -1,0 +1,94 @@
+// The chess evaluation network (NNUE): its architecture, its weights in
+// memory, its file format, and which network the engine uses. This part is
+// compiled once (not per instruction-set variant): the weights are data
+// that both variants' inference (nnue.h) reads.
+//
+// Architecture (id 1), from each side's point of view ("perspective"):
+//   768 inputs: 12 pieces (own first, pawn..king) x 64 squares, the board
+//     flipped vertically for Black, and mirrored horizontally (a<->h) when
+//     that side's king stands on files a-d, so its king is always on e-h;
+//     times `king_buckets` sets of rows, chosen by where that king stands
+//     (king_bucket[square], the square as the side sees it after the flips);
+//   -> an accumulator of kHidden int16 units (the rows of the pieces on the
+//     board plus the bias, times kQa), kept up to date move by move;
+//   -> SCReLU, clamp(x, 0, kQa)^2, for both perspectives, the side to move's
+//     first (2 * kHidden values);
+//   -> one output of kOutputBuckets, chosen by the number of pieces on the
+//     board ((pieces - 2) / 4): weights times kQb, bias times kQa * kQb;
+//   -> centipawns = (sum / kQa + bias) * kScale / (kQa * kQb).
+//
+// File format (little-endian; docs: README "The chess network"):
+//   offset 0   char[8]  magic "KBZNNUE\0"
+//          8   u32      version (1)
+//         12   u32      architecture id (1, the one above)
+//         16   u32      hidden units (kHidden)
+//         20   u32      king buckets (1..kMaxKingBuckets)
+//         24   u32      output buckets (kOutputBuckets)
+//         28   u32      reserved, 0
+//         32   u8[64]   king_bucket: the bucket of each king square (as its
+//                       side sees it; squares on files a-d are unused)
+//         96   char[32] name, NUL-padded (what /v1/info and `engine` show)
+//        128   u64      FNV-1a 64 of the payload
+//        136   payload: i16 ft_weights[king_buckets * 768][kHidden],
+//                       i16 ft_bias[kHidden],
+//                       i16 out_weights[kOutputBuckets][2 * kHidden],
+//                       i32 out_bias[kOutputBuckets]
+// and nothing after it. Output weights must lie in [-128, 127] (so that a
+// clamped unit times a weight fits 16 bits, which the SIMD path relies on).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace kibitz::nnue {
+
+constexpr int kInputs = 768;
+constexpr int kHidden = 256;
+constexpr int kMaxKingBuckets = 8;
+constexpr int kOutputBuckets = 8;
+constexpr int kQa = 255;
+constexpr int kQb = 64;
+constexpr int kScale = 400;
+constexpr uint32_t kVersion = 1;
+constexpr uint32_t kArchitecture = 1;
+constexpr size_t kHeaderSize = 136;
+
+struct alignas(64) Network {
+  int16_t ft_weights[kMaxKingBuckets * kInputs][kHidden];
+  int16_t ft_bias[kHidden];
+  int16_t out_weights[kOutputBuckets][2 * kHidden];
+  int32_t out_bias[kOutputBuckets];
+  uint8_t king_bucket[64];
+  int king_buckets;
+  char name[33];
+  uint64_t hash;
+};
+
+// The bytes of a network file into `net`; an empty string, or why the
+// bytes are not a network of this architecture (net is then unspecified).
+std::string parse(const unsigned char* data, size_t size, Network& net);
+
+// FNV-1a 64 of the bytes (the file's payload check).
+uint64_t fnv1a(const unsigned char* data, size_t size);
+
+// The network built into the binary (the file under core/chess/nets/ that
+// CMake names), or null when the build has none.
+const Network* builtin();
+
+// The network the evaluation uses, or null for the hand-written evaluation.
+// A search reads it once, when it starts (Position::nn_track).
+const Network* current();
+
+// Chooses the evaluation by the `eval_file` setting: "" (the default: the
+// hand-written evaluation), "builtin" (the network built in), "classical"
+// (the hand-written evaluation), or the path of a network file. Returns an
+// empty string, or the reason the setting was refused; then the evaluation
+// in use is kept. Not to be called while a search runs.
+std::string select(const std::string& eval_file);
+
+// What evaluates: "classical", or "nnue <name> <first 8 hex digits of the
+// hash>" (so a result can be reproduced with the same network).
+std::string describe();
+
+}  // namespace kibitz::nnue

@@ -1,0 +1,83 @@
+#!/usr/bin/env python3
+"""The chess network's tools end to end: `kibitz-tune datagen --chunk-dir`
+writes chunk files and a second run resumes (adds nothing, changes
+nothing); tools/tune/nnue_train.py lowers its loss on them and writes a
+network file; `kibitz uci` loads it (EvalFile), names it, and evaluates
+exactly as the trainer's integer model of the engine says; a file that is
+not a network is refused and the evaluation in use kept.
+
+Skipped (exit 77) where PyTorch is missing (Debian: python3-torch).
+
+usage: nnue_train_test.py <kibitz-tune> <source dir> <kibitz>
+"""
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+TUNE, SOURCE, KIBITZ = sys.argv[1], sys.argv[2], sys.argv[3]
+TRAINER = os.path.join(SOURCE, "tools/tune/nnue_train.py")
+FENS = ["rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
+        "r1bq1rk1/ppp2ppp/2n2n2/3pp3/1bPP4/2N1PN2/PP3PPP/R1BQKB1R b KQ - 0 7",
+        "8/5k2/8/3K4/8/8/1P6/8 w - - 0 60"]
+
+try:
+    import torch  # noqa: F401
+except ImportError:
+    print("nnue_train_test: no PyTorch (apt-get install python3-torch): skipped")
+    sys.exit(77)
+
+
+def run(*args):
+    p = subprocess.run(list(args), capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, f"{args}: exit {p.returncode}\n{p.stderr}"
+    return p.stdout + p.stderr
+
+
+def uci(commands):
+    p = subprocess.run([KIBITZ, "uci"], input="\n".join(commands + ["quit"]) + "\n",
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    return p.stdout
+
+
+with tempfile.TemporaryDirectory() as tmp:
+    chunks = os.path.join(tmp, "chunks")
+    gen = [TUNE, "datagen", "--games", "6", "--chunk-games", "3", "--nodes", "300",
+           "--seed", "9", "--chunk-dir", chunks]
+    run(*gen)
+    names = sorted(os.listdir(chunks))
+    assert names == ["chess-s9-n300-000000.txt", "chess-s9-n300-000001.txt"], names
+    before = {n: open(os.path.join(chunks, n)).read() for n in names}
+    assert all(before.values())
+    log = run(*gen)  # resumes: both chunks complete, nothing to do
+    assert "0 new positions" in log, log
+    assert {n: open(os.path.join(chunks, n)).read() for n in names} == before
+
+    net = os.path.join(tmp, "test.nnue")
+    log = run("/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable,
+              TRAINER, chunks, "--epochs", "4", "--batch", "64", "--rate", "0.003",
+              "--validation", "0", "--name", "test", "--out", net)
+    losses = [float(x) for x in re.findall(r"train ([0-9.]+)", log)]
+    assert len(losses) == 4 and losses[-1] < losses[0], log
+    size = os.path.getsize(net)
+    assert size == 136 + 768 * 256 * 2 + 256 * 2 + 8 * 512 * 2 + 8 * 4, size
+
+    commands = ["uci", f"setoption name EvalFile value {net}"]
+    for fen in FENS:
+        commands += [f"position fen {fen}", "eval"]
+    commands += ["setoption name EvalFile value " + TRAINER, "eval"]
+    out = uci(commands)
+    assert re.search(r"^info string evaluating with nnue test [0-9a-f]{8}$", out, re.M), out
+    evals = [int(v) for v in re.findall(r"^info string eval (-?\d+) cp white", out, re.M)]
+    assert len(evals) == len(FENS) + 1, out
+    for fen, got in zip(FENS, evals):
+        want = int(run(sys.executable, TRAINER, "--eval", net, fen))
+        want = want if fen.split()[1] == "w" else -want
+        assert got == want, f"{fen}: kibitz {got}, the trainer's integer model {want}"
+    # The refused file leaves the network in use.
+    assert re.search(r"EvalFile: .*not a Kibitz network file.*evaluating with nnue test", out), out
+    assert evals[-1] == evals[len(FENS) - 1], out
+
+print("nnue_train_test: ok")
