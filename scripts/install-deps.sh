@@ -12,7 +12,7 @@ packages=(build-essential cmake ninja-build pkg-config
 command -v npm >/dev/null || packages+=(npm)
 test_packages=(libgtest-dev libgmock-dev libbenchmark-dev stockfish clang-14 libclang-rt-14-dev
   python3 python3-websockets python3-jsonschema python3-yaml curl wrk nginx-light
-  chromium redis-server haproxy)
+  chromium redis-server haproxy python3-torch)
 [ "${1:-}" = "--test" ] && packages+=("${test_packages[@]}")
 
 missing=()
