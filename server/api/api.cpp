@@ -304,9 +304,11 @@ class ApiImpl final : public Api {
     // A job answered at once (a finished position) takes no search: the
     // work cap is not known to apply to an analysis job before it is read.
     if (auto r = refusals_.find(origin.owner, review)) return r;
+    // Remembered too: the client's next refusals in this second wait for it.
     if (review)
-      if (auto no = refused_job(origin)) return no;
-    return jobs_room(origin);
+      if (auto no = refused_job(origin)) return remembered(origin, std::move(*no));
+    if (auto no = jobs_room(origin)) return remembered(origin, std::move(*no));
+    return std::nullopt;
   }
 
   Reply submit_analysis_job(const json& request, const Origin& origin) {
@@ -931,7 +933,7 @@ class ApiImpl final : public Api {
     if (r.status == 429 && r.body.contains("error")) {
       const std::string code = r.body["error"].value("code", "");
       if (code == "client_jobs_cap" || code == "client_work_cap")
-        refusals_.remember(origin.owner, r);
+        r.hold = refusals_.remember(origin.owner, r);
     }
     return r;
   }

@@ -19,13 +19,18 @@ class RefusalMemo {  // thread-safe
  public:
   using Clock = std::chrono::steady_clock;
 
-  // A 429 for a cap (`code`) given to `owner` now.
-  void remember(const std::string& owner, const Reply& refusal) {
+  // A 429 for a cap (`code`) given to `owner` now. Its hold: none for the
+  // first refusal; for another within the second (a client that read its
+  // body in the meantime), until that second ends, which is not extended.
+  std::chrono::milliseconds remember(const std::string& owner, const Reply& refusal) {
     const auto now = Clock::now();
     std::lock_guard lock(mutex_);
+    if (auto it = memo_.find(owner); it != memo_.end() && it->second.until > now)
+      return std::chrono::ceil<std::chrono::milliseconds>(it->second.until - now);
     if (memo_.size() >= kMost) sweep(now);
-    if (memo_.size() >= kMost) return;  // many clients at once: parse them all
+    if (memo_.size() >= kMost) return {};  // many clients at once: parse them all
     memo_[owner] = Entry{refusal, now + std::chrono::seconds(1)};
+    return {};
   }
   // The refusal `owner` got within the last second with one of the codes.
   std::optional<Reply> find(const std::string& owner, bool work_cap_too) {

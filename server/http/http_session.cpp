@@ -171,12 +171,17 @@ std::optional<Reply> HttpSession::refused_before_body(const Request& head,
   return ctx_.api.refused_early(kind, o, keyed);
 }
 
-// A refusal decided from the header, answered now or after its hold
-// (Reply::hold: a client refused again within the second) on a timer.
+// A refusal decided from the header: answered as any reply is.
 void HttpSession::reply_early_refusal() {
   Reply r = std::move(*ex_.early_refusal);
   ex_.early_refusal.reset();
-  if (r.hold.count() <= 0) return reply(std::move(r));
+  reply(std::move(r));
+}
+
+// A reply with a hold (Reply::hold: a client refused at a cap again within
+// the second) is sent when the hold ends, on a timer: the connection waits,
+// no thread does.
+void HttpSession::reply_after_hold(Reply r) {
   if (!hold_) hold_.emplace(stream_.get_executor());
   const auto pause = r.hold;
   r.hold = {};
@@ -780,6 +785,7 @@ void HttpSession::upgrade(Request&& req) {
 }
 
 void HttpSession::reply(Reply r) {
+  if (r.hold.count() > 0) return reply_after_hold(std::move(r));
   // A cached answer is sent from the cache's own string, not copied.
   if (!r.text) r.text = std::make_shared<const std::string>(to_wire(r.body));
   send_body(r.status, "application/json", std::move(r.text), r.headers);

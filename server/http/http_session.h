@@ -87,6 +87,7 @@ class HttpSession : public Session, public std::enable_shared_from_this<HttpSess
   // A job submission from a client at a cap, known from its header alone:
   // its body is read into a scratch buffer and dropped, then it is answered.
   void reply_early_refusal();
+  void reply_after_hold(Reply r);
   std::optional<Reply> refused_before_body(const Request& head,
                                            std::optional<std::uint64_t> length);
   void discard_body();
