@@ -16,6 +16,7 @@
 #include "server/api/config.h"
 #include "server/api/metrics.h"
 #include "server/http/connection_limits.h"
+#include "server/http/flood_memo.h"
 
 #if KIBITZ_HAVE_ACCESS
 #include "server/access/access.h"
@@ -107,6 +108,7 @@ struct ServerContext {
   std::shared_ptr<PostGate> gate = std::make_shared<PostGate>();
   SessionRegistry sessions;
   ConnectionLimits connections;  // open connections per client and overall
+  FloodMemo ws_flooders;         // clients whose WebSocket was closed for flooding
   std::atomic<bool> stopping{false};
 };
 

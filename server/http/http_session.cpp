@@ -298,6 +298,14 @@ void HttpSession::handle(Request&& req) {
   ex_.route = match_route(ex_.method, ex_.parsed.path());
   if (ex_.route.route == Route::ws && websocket::is_upgrade(req) && ex_.method == "GET") {
     if (!check_access(req)) return;
+    if (ctx_.ws_flooders.flooded(client_owner(ex_.client, ex_.key_id))) {
+      Reply r = error_reply(429, "rate_limited",
+                            "this client's WebSocket was closed for sending too many messages "
+                            "moments ago; retry in a few seconds");
+      r.headers.emplace_back("Retry-After", std::to_string(FloodMemo::kFor.count()));
+      r.hold = FloodMemo::kHold;
+      return reply(std::move(r));
+    }
     return upgrade(std::move(req));
   }
   // ?access_token= is for the WebSocket upgrade alone (browsers cannot set

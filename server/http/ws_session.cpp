@@ -143,8 +143,10 @@ void WsSession::on_read(beast::error_code ec, size_t) {
     send_error(nullptr, "invalid_request", "messages must be JSON text frames");
   } else if (refused = charge_message(&retry_after_s); !refused.empty()) {
     ++strikes_;
-    if (strikes_ > std::max(1, ctx_.config.ws_messages_per_second))
+    if (strikes_ > std::max(1, ctx_.config.ws_messages_per_second)) {
+      ctx_.ws_flooders.note(client_owner(client_, key_id_));
       return close_with(websocket::close_code::policy_error, "too many messages");
+    }
     send_error(nullptr, "rate_limited", refused, retry_after_s);
   } else {
     // An accepted message takes back one refusal only: a client that keeps

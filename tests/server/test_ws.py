@@ -55,9 +55,12 @@ class WsTest(unittest.TestCase):
     def tearDownClass(cls):
         cls.server.kill()
 
-    def run_ws(self, coro_fn):
+    def run_ws(self, coro_fn, source=None):
+        """source: the client's own loopback address (a flood marks its client
+        for a few seconds: the flood tests are clients of their own)."""
         async def main():
-            async with websockets.connect(self.server.ws_url(), max_size=1 << 22) as ws:
+            extra = {"local_addr": (source, 0)} if source else {}
+            async with websockets.connect(self.server.ws_url(), max_size=1 << 22, **extra) as ws:
                 return await coro_fn(ws)
         return asyncio.run(main())
 
@@ -233,9 +236,15 @@ class WsTest(unittest.TestCase):
                           % (errors, TIMEOUT))
             await ws.wait_closed()
             return errors, ws.close_code
-        errors, code = self.run_ws(go)
+        errors, code = self.run_ws(go, source="127.0.0.9")
         self.assertGreater(errors, 0)
         self.assertEqual(code, 1008)
+        # Closed for flooding, it is refused a new WebSocket for a few
+        # seconds (429, answered after a pause); another client is not.
+        with self.assertRaises(websockets.exceptions.InvalidStatusCode) as refused:
+            self.run_ws(lambda ws: ws.close(), source="127.0.0.9")
+        self.assertEqual(refused.exception.status_code, 429)
+        self.assertIsNone(self.run_ws(lambda ws: ws.close(), source="127.0.0.11"))
 
     def test_steady_overuse_is_closed(self):
         # Five messages every 20 ms against 50 a second, answers read as they
@@ -259,7 +268,7 @@ class WsTest(unittest.TestCase):
                 pass
             await asyncio.wait_for(reader, TIMEOUT)
             return ws.close_code
-        self.assertEqual(self.run_ws(go), 1008)
+        self.assertEqual(self.run_ws(go, source="127.0.0.10"), 1008)
 
     def test_slow_reader_gets_coalesced_updates(self):
         # A client that does not read, on a connection that holds little (raw_ws):
