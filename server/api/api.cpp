@@ -889,7 +889,12 @@ class ApiImpl final : public Api {
     const auto admission = core_->scheduler.submit(work);
     if (admission == Scheduler::Admission::accepted)
       return std::make_shared<WorkTicket>(core_, work);
-    core_->scheduler.refuse(*work, admission_reply(admission));
+    Reply no = admission_reply(admission);
+    // A client at its work cap again within the second waits for that
+    // second's end (RefusalMemo): a flood of analyses costs little.
+    if (admission == Scheduler::Admission::client_cap)
+      no.hold = refusals_.remember(work->owner, no);
+    core_->scheduler.refuse(*work, std::move(no));
     return std::make_shared<NoTicket>();
   }
 
