@@ -171,13 +171,6 @@ std::optional<Reply> HttpSession::refused_before_body(const Request& head,
   return ctx_.api.refused_early(kind, o, keyed);
 }
 
-// A refusal decided from the header: answered as any reply is.
-void HttpSession::reply_early_refusal() {
-  Reply r = std::move(*ex_.early_refusal);
-  ex_.early_refusal.reset();
-  reply(std::move(r));
-}
-
 // A reply with a hold (Reply::hold: a client refused at a cap again within
 // the second) is sent when the hold ends, on a timer: the connection waits,
 // no thread does.
@@ -444,7 +437,7 @@ void HttpSession::dispatch_route(Request& req) {
       if (auto body = parse()) handle_analyze(req, *body);
       return;
     case Route::jobs:
-      if (ex_.early_refusal) return reply_early_refusal();
+      if (ex_.early_refusal) return reply(std::move(*ex_.early_refusal));
       if (req.body().size() >= kBulkBodyBytes)
         return bulk(
             [](Api& a, const nlohmann::json& b, const Origin& o) { return a.submit_job(b, o); });
@@ -483,7 +476,7 @@ void HttpSession::dispatch_route(Request& req) {
       }
       return;
     case Route::annotate:
-      if (ex_.early_refusal) return reply_early_refusal();
+      if (ex_.early_refusal) return reply(std::move(*ex_.early_refusal));
       if (req.body().size() >= kBulkBodyBytes)
         return bulk(
             [](Api& a, const nlohmann::json& b, const Origin& o) { return a.annotate(b, o); });

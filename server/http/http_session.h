@@ -86,7 +86,6 @@ class HttpSession : public Session, public std::enable_shared_from_this<HttpSess
   void on_body(beast::error_code ec);
   // A job submission from a client at a cap, known from its header alone:
   // its body is read into a scratch buffer and dropped, then it is answered.
-  void reply_early_refusal();
   void reply_after_hold(Reply r);
   std::optional<Reply> refused_before_body(const Request& head,
                                            std::optional<std::uint64_t> length);
@@ -143,7 +142,7 @@ class HttpSession : public Session, public std::enable_shared_from_this<HttpSess
   // While a refused submission's body is dropped (refused_before_body).
   std::optional<http::request_parser<http::buffer_body>> discard_;
   std::optional<Reply> refusal_;           // its answer, once the body is read
-  std::optional<net::steady_timer> hold_;  // reply_early_refusal's
+  std::optional<net::steady_timer> hold_;  // reply_after_hold's
   std::unique_ptr<char[]> scratch_;
   std::string ip_;
   boost::asio::ip::address peer_;  // the connection's other end
