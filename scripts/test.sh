@@ -12,7 +12,10 @@
 #   2. AddressSanitizer + UndefinedBehaviorSanitizer build (clang-14, with
 #      libFuzzer's coverage, so that stage 4 fuzzes in the same build), every
 #      test but the deep perft cases (label "slow"), which would take minutes
-#      there; the chaos test (scripts/chaos.sh) runs here for 60 s.
+#      there, and those that run none of Kibitz's C++ (label "tool": the
+#      contract's linters, the match runner against a fake engine, the page's
+#      helpers, HAProxy with stand-ins); the chaos test (scripts/chaos.sh)
+#      runs here for 60 s.
 #   3. ThreadSanitizer build: the tests of shared state between threads
 #      (transposition table, thread pool, search jobs, the engine service
 #      and parallel reviews on its shared pool and table, server, the
@@ -183,14 +186,14 @@ sanitizer_count() {
 
 if has asan; then
   stage_started=$SECONDS
-  echo "== asan: AddressSanitizer + UndefinedBehaviorSanitizer build (clang-14, with the fuzz targets) in build-asan/, every test but label slow"
+  echo "== asan: AddressSanitizer + UndefinedBehaviorSanitizer build (clang-14, with the fuzz targets) in build-asan/, every test but labels slow and tool"
   asan_built=0
   if asan_build; then
     asan_built=1
     reports=$(sanitizer_reports_dir build-asan)
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:log_path=$reports/asan \
     UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:log_path=$reports/ubsan \
-      run_ctest asan build-asan --parallel "$jobs" -LE slow
+      run_ctest asan build-asan --parallel "$jobs" -LE 'slow|tool'
     sanitizer_count asan "$reports"
   else
     count asan 0 1 "the build failed"
