@@ -59,6 +59,12 @@ int run_serve(const ServeOptions& o) {
     config.eval_file = *eval_file_option();
   else
     select_eval(config.eval_file, "kibitz serve");
+  // A path that cannot be used stops the start: tables an operator asked
+  // for must not be silently missing.
+  if (syzygy_path_option())
+    config.syzygy_path = *syzygy_path_option();
+  else if (!select_syzygy(config.syzygy_path, "kibitz serve"))
+    return kUsageError;
 
   // Logs go to stderr; stdout carries only the "listening on" line.
   if (spdlog::level::from_str(config.log_level) == spdlog::level::off &&
