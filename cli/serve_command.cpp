@@ -13,6 +13,7 @@
 #include <string>
 #include <thread>
 
+#include "chess/syzygy.h"
 #include "commands.h"
 #include "engine/service.h"
 #include "server/api/api.h"
@@ -121,6 +122,8 @@ int run_serve(const ServeOptions& o) {
     spdlog::info("kibitz {} serving on {}:{} ({} search threads, {} I/O threads, web root {})",
                  KIBITZ_VERSION, config.address, *port, service->threads(), config.io_threads,
                  srv.web_root().empty() ? std::string("none") : srv.web_root());
+    if (syzygy::largest() > 0)
+      spdlog::info("Syzygy tablebases: {} in {}", syzygy::describe(), syzygy::path());
     std::printf("listening on %s:%d\n", config.address.c_str(), *port);
     std::fflush(stdout);
     srv.run();

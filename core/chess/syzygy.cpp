@@ -12,8 +12,9 @@ namespace kibitz::syzygy {
 
 namespace {
 
-std::mutex select_mutex;
-std::string path_;  // under select_mutex; read only while no select runs
+// Held for every call into Fathom, select's too (see syzygy.h).
+std::mutex fathom_mutex;
+std::string path_;  // under fathom_mutex; read only while no select runs
 std::atomic<int> largest_{0};
 std::atomic<int> wdl_files_{0}, dtz_files_{0};
 
@@ -35,7 +36,7 @@ int popcount(uint64_t b) { return __builtin_popcountll(b); }
 }  // namespace
 
 std::string select(const std::string& path) {
-  std::lock_guard lock(select_mutex);
+  std::lock_guard lock(fathom_mutex);
   largest_.store(0, std::memory_order_release);
   wdl_files_ = dtz_files_ = 0;
   path_.clear();
@@ -92,6 +93,7 @@ bool covers(const Board& b) {
 
 std::optional<Wdl> probe_wdl(const Board& b) {
   if (!covers(b) || b.rule50 != 0) return std::nullopt;
+  std::lock_guard lock(fathom_mutex);
   const unsigned r = tb_probe_wdl(b.white, b.black, b.kings, b.queens, b.rooks, b.bishops,
                                   b.knights, b.pawns, 0, 0, b.ep, b.white_to_move);
   if (r == TB_RESULT_FAILED) return std::nullopt;
@@ -102,10 +104,12 @@ std::optional<std::vector<RankedMove>> rank_root_moves(const Board& b, bool has_
   if (!covers(b)) return std::nullopt;
   // About 100 KB: not on a search thread's stack.
   auto moves = std::make_unique<TbRootMoves>();
+  std::unique_lock lock(fathom_mutex);
   if (!tb_probe_root_dtz(b.white, b.black, b.kings, b.queens, b.rooks, b.bishops, b.knights,
                          b.pawns, b.rule50, 0, b.ep, b.white_to_move, has_repeated,
                          /*useRule50=*/true, moves.get()))
     return std::nullopt;
+  lock.unlock();
   std::vector<RankedMove> out;
   for (unsigned i = 0; i < moves->size; ++i) {
     const TbRootMove& m = moves->moves[i];
@@ -123,6 +127,7 @@ std::optional<std::vector<RankedMove>> rank_root_moves(const Board& b, bool has_
 std::optional<int> probe_dtz(const Board& b) {
   if (!covers(b)) return std::nullopt;
   // rule50 0: the distance as the table holds it, whatever the clock says.
+  std::lock_guard lock(fathom_mutex);
   const unsigned r = tb_probe_root(b.white, b.black, b.kings, b.queens, b.rooks, b.bishops,
                                    b.knights, b.pawns, 0, 0, b.ep, b.white_to_move, nullptr);
   if (r == TB_RESULT_FAILED || r == TB_RESULT_CHECKMATE || r == TB_RESULT_STALEMATE)

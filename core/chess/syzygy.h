@@ -4,11 +4,15 @@
 // once, not per instruction-set variant: Fathom's tables are one global
 // state that both variants' searches read.
 //
-// Loading (select) replaces Fathom's global state and must not overlap a
-// probe: it is done at start (the server's config, the CLI's options) or by
-// UCI's "setoption name SyzygyPath" while no search runs, as the UCI
-// protocol requires. Probes may run on any number of threads at once:
-// Fathom maps each table on first use under its own lock.
+// Loading (select) replaces Fathom's global state: it is done at start (the
+// server's config, the CLI's options) or by UCI's "setoption name
+// SyzygyPath" while no search runs, as the UCI protocol requires. Probes may
+// come from any number of threads: Fathom itself is not safe for that
+// (Debian's build has no lock: a table is mapped on its first probe without
+// one, and its root probes are documented as not thread-safe), so every
+// call into it is made under one lock here. A probe after the first of its
+// table is a few microseconds of decoding, and the search probes only
+// right after captures and pawn moves, so the lock is rarely contended.
 //
 // Squares are numbered a1 = 0 .. h8 = 63, as the engine's own; positions
 // are handed over as bitboards (Board), so that this part needs no type of
