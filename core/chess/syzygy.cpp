@@ -33,6 +33,14 @@ Wdl wdl_of_score(int score) {
 
 int popcount(uint64_t b) { return __builtin_popcountll(b); }
 
+// Drops the tables loaded, if any. Debian's Fathom cannot be emptied with
+// tb_free (a later tb_init then crashes on the freed state) nor with
+// tb_init("") (it returns at once, keeping the tables); tb_init of a folder
+// without tables frees the old ones and finds none.
+void unload() {
+  if (TB_LARGEST > 0) tb_init("/dev/null");
+}
+
 }  // namespace
 
 std::string select(const std::string& path) {
@@ -40,7 +48,7 @@ std::string select(const std::string& path) {
   largest_.store(0, std::memory_order_release);
   wdl_files_ = dtz_files_ = 0;
   path_.clear();
-  tb_free();
+  unload();
   if (path.empty() || path == "<empty>") return {};
   int wdl = 0, dtz = 0;
   size_t start = 0;
@@ -65,7 +73,7 @@ std::string select(const std::string& path) {
   }
   if (wdl == 0) return "syzygy_path: no Syzygy WDL table (.rtbw) in " + path;
   if (!tb_init(path.c_str()) || TB_LARGEST == 0) {
-    tb_free();
+    unload();
     return "syzygy_path: Fathom found no readable table in " + path;
   }
   path_ = path;

@@ -6,7 +6,7 @@ the 3-4-piece tables of tests/data/syzygy (KIBITZ_SYZYGY_PATH):
   field Lichess's answers carry.
 - For a few hundred random 3-4-piece positions, the position's category
   (win, draw or loss) agrees with Stockfish given the same tables
-  (SyzygyPath: it scores a tablebase win 20000 less the plies, a draw 0),
+  (SyzygyPath: it scores a tablebase win far above any evaluation, a draw 0),
   and its moves come best first in Lichess's order of categories.
 - Analyses report tbhits > 0 there and 0 in the opening; a server started
   with a path that cannot be used stops with exit status 2 and says why;
@@ -103,11 +103,14 @@ class Stockfish:
         kind, value = score
         if kind == "mate":
             return 1 if value > 0 else -1
-        return 1 if value > 10000 else -1 if value < -10000 else 0 if value == 0 else None
+        # Stockfish 15 shows a tablebase win as about 8800 cp (its VALUE_TB, normalised).
+        return 1 if value > 1000 else -1 if value < -1000 else 0 if value == 0 else None
 
     def close(self):
         self.send("quit")
+        self.p.stdin.close()
         self.p.wait(timeout=10)
+        self.p.stdout.close()
 
 
 class TablebaseTest(unittest.TestCase):
