@@ -9,7 +9,8 @@
 #   scripts/make-syzygy-tables.sh [WORK_DIR]   (default: a temporary folder)
 #
 # Needs git, gcc, make, python3 and libzstd-dev. Full sets (up to 7 pieces)
-# are not made here: see the README, "Endgame tablebases".
+# are not made here: see the README, "Endgame tablebases". Made again on
+# this machine, the 70 files came out byte for byte as committed.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 out=$repo/tests/data/syzygy
@@ -41,7 +42,7 @@ for f in *.rtbw *.rtbz; do
 done
 n=$(ls *.rtbw *.rtbz | wc -l)
 [ "$n" -eq 70 ] || { echo "make-syzygy-tables: expected 70 tables, made $n" >&2; exit 1; }
-ok=$(tbcheck -c "${sums[@]}" | grep -c ': OK!' || true)
+ok=$(tbcheck -c "${sums[@]}" 2>/dev/null | grep -c ': OK!' || true)
 [ "$ok" -eq 70 ] || { echo "make-syzygy-tables: only $ok of 70 tables match the published checksums" >&2; exit 1; }
 
 mkdir -p "$out"
