@@ -34,6 +34,8 @@ int run_analyze(const AnalyzeOptions& o) {
     return kUsageError;
   }
   if (!eval_file_option()) select_eval(config->eval_file, "kibitz analyze");
+  if (!syzygy_path_option() && !select_syzygy(config->syzygy_path, "kibitz analyze"))
+    return kUsageError;
   // Results on stdout, the log (one line per analysis) on stderr.
   server::configure_logging(config->log_level == "info" ? "warn" : config->log_level);
   nlohmann::json request = {{"game", o.game}, {"pov", o.pov}, {"multipv", o.multipv}};

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "chess/nnue_network.h"
+#include "chess/syzygy.h"
 #include "commands.h"
 #include "common/cpu.h"
 
@@ -11,9 +12,19 @@ namespace kibitz::cli {
 
 namespace {
 std::optional<std::string> eval_file_;
+std::optional<std::string> syzygy_path_;
 }  // namespace
 
 const std::optional<std::string>& eval_file_option() { return eval_file_; }
+const std::optional<std::string>& syzygy_path_option() { return syzygy_path_; }
+
+bool select_syzygy(const std::string& path, const char* who) {
+  if (const std::string error = syzygy::select(path); !error.empty()) {
+    std::fprintf(stderr, "%s: %s\n", who, error.c_str());
+    return false;
+  }
+  return true;
+}
 
 void select_eval(const std::string& eval_file, const char* who) {
   if (const std::string error = nnue::select(eval_file); !error.empty())
@@ -32,6 +43,9 @@ int run(int argc, char** argv) {
   app.add_option("--eval-file", eval_file_,
                  "Chess evaluation: a network file, 'builtin' or 'classical' (overrides the "
                  "eval_file setting)");
+  app.add_option("--syzygy-path", syzygy_path_,
+                 "Syzygy endgame tables: folders separated by ':' (overrides the syzygy_path "
+                 "setting)");
   std::vector<std::pair<CLI::App*, Action>> commands;
   const auto add = [&](Action (*make)(CLI::App&)) {
     const size_t before = app.get_subcommands({}).size();
@@ -60,6 +74,7 @@ int run(int argc, char** argv) {
   }
   // The uci, bench and perft commands have no config: the option alone.
   if (eval_file_) select_eval(*eval_file_, "kibitz");
+  if (syzygy_path_ && !select_syzygy(*syzygy_path_, "kibitz")) return kUsageError;
   for (auto& [sub, action] : commands)
     if (sub->parsed()) return action();
   return kUsageError;

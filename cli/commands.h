@@ -27,6 +27,13 @@ const std::optional<std::string>& eval_file_option();
 // on stderr, prefixed by `who`, and the evaluation in use is kept.
 void select_eval(const std::string& eval_file, const char* who);
 
+// The Syzygy tables chosen by --syzygy-path, if given: it overrides the
+// `syzygy_path` setting.
+const std::optional<std::string>& syzygy_path_option();
+// Loads the Syzygy tables in `path` (syzygy::select): false, with the
+// reason on stderr prefixed by `who`, when they cannot be used.
+bool select_syzygy(const std::string& path, const char* who);
+
 // Exit status for bad arguments or bad input.
 constexpr int kUsageError = 2;
 constexpr int kStoreError = 3;  // kibitz serve: the store cannot be used

@@ -13,6 +13,7 @@
 #include <string>
 #include <thread>
 
+#include "chess/syzygy.h"
 #include "commands.h"
 #include "engine/service.h"
 #include "server/api/api.h"
@@ -59,6 +60,12 @@ int run_serve(const ServeOptions& o) {
     config.eval_file = *eval_file_option();
   else
     select_eval(config.eval_file, "kibitz serve");
+  // A path that cannot be used stops the start: tables an operator asked
+  // for must not be silently missing.
+  if (syzygy_path_option())
+    config.syzygy_path = *syzygy_path_option();
+  else if (!select_syzygy(config.syzygy_path, "kibitz serve"))
+    return kUsageError;
 
   // Logs go to stderr; stdout carries only the "listening on" line.
   if (spdlog::level::from_str(config.log_level) == spdlog::level::off &&
@@ -115,6 +122,8 @@ int run_serve(const ServeOptions& o) {
     spdlog::info("kibitz {} serving on {}:{} ({} search threads, {} I/O threads, web root {})",
                  KIBITZ_VERSION, config.address, *port, service->threads(), config.io_threads,
                  srv.web_root().empty() ? std::string("none") : srv.web_root());
+    if (syzygy::largest() > 0)
+      spdlog::info("Syzygy tablebases: {} in {}", syzygy::describe(), syzygy::path());
     std::printf("listening on %s:%d\n", config.address.c_str(), *port);
     std::fflush(stdout);
     srv.run();

@@ -10,6 +10,7 @@
 #include "chess/eval.h"
 #include "chess/nnue_network.h"
 #include "chess/notation.h"
+#include "chess/syzygy.h"
 #include "commands.h"
 #include "engine/service.h"
 
@@ -36,7 +37,8 @@ class UciSession {
             "option name Clear Hash type button\n"
             "option name UCI_ShowWDL type check default false\n"
             "option name EvalFile type string default " +
-            eval_file_ + "\nuciok");
+            eval_file_ + "\noption name SyzygyPath type string default " + syzygy_path_ +
+            "\nuciok");
       } else if (cmd == "isready") {
         say("readyok");
       } else if (cmd == "setoption") {
@@ -142,6 +144,14 @@ class UciSession {
       else
         say("info string evaluating with " + nnue::describe());
       eval_file_ = value.empty() ? "<empty>" : value;
+    } else if (lower == "syzygypath") {
+      wait_search();
+      if (value == "<empty>") value.clear();
+      if (const std::string error = syzygy::select(value); !error.empty())
+        say("info string SyzygyPath: " + error + "; no tablebases");
+      else if (!value.empty())
+        say("info string tablebases: " + syzygy::describe());
+      syzygy_path_ = value.empty() ? "<empty>" : value;
     } else {
       say("info string unknown option: " + name);
     }
@@ -242,7 +252,8 @@ class UciSession {
         s += " wdl " + std::to_string(line.wdl[0]) + " " + std::to_string(line.wdl[1]) + " " +
              std::to_string(line.wdl[2]);
       s += " nodes " + std::to_string(p.nodes) + " nps " + std::to_string(p.nps) + " hashfull " +
-           std::to_string(p.hashfull) + " time " + std::to_string(p.time_ms) + " pv";
+           std::to_string(p.hashfull) + " tbhits " + std::to_string(p.tbhits) + " time " +
+           std::to_string(p.time_ms) + " pv";
       for (const auto& m : line.moves) s += " " + m;
       say(s);
     }
@@ -269,6 +280,7 @@ class UciSession {
   }
 
   std::string eval_file_ = eval_file_option().value_or("<empty>");
+  std::string syzygy_path_ = syzygy_path_option().value_or("<empty>");
   std::string fen_;
   std::vector<std::string> moves_;
   int threads_ = 1, hash_mib_ = 64, multipv_ = 1;

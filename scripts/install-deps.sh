@@ -6,7 +6,7 @@ set -euo pipefail
 
 packages=(build-essential cmake ninja-build pkg-config
   libboost1.81-dev libboost-system1.81-dev libboost-url1.81-dev nlohmann-json3-dev libspdlog-dev libcli11-dev
-  libsqlite3-dev libsqlitecpp-dev libhiredis-dev
+  libsqlite3-dev libsqlitecpp-dev libhiredis-dev libfathom-dev
   nodejs)
 # npm comes with nodejs from NodeSource; Debian's nodejs needs its own npm package.
 command -v npm >/dev/null || packages+=(npm)

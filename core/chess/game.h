@@ -2,10 +2,13 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
+#include <vector>
 
 #include "chess/eval.h"
 #include "chess/movegen.h"
 #include "chess/see.h"
+#include "chess/syzygy.h"
 #include "common/score.h"
 
 KIBITZ_NAMESPACE(chess) {
@@ -87,6 +90,65 @@ struct Game {
     return p.in_check() ? search::mated_in(ply) : search::kValueDraw;
   }
   static bool white_to_move(const Position& p) { return p.side_to_move() == White; }
+
+  // Syzygy tablebases (chess/syzygy.h; the search's use: search/search.h).
+  static syzygy::Board tb_board(const Position& p) {
+    syzygy::Board b;
+    b.white = p.pieces(White);
+    b.black = p.pieces(Black);
+    b.kings = p.pieces(King);
+    b.queens = p.pieces(Queen);
+    b.rooks = p.pieces(Rook);
+    b.bishops = p.pieces(Bishop);
+    b.knights = p.pieces(Knight);
+    b.pawns = p.pieces(Pawn);
+    b.rule50 = unsigned(p.rule50());
+    b.castling = unsigned(p.castling_rights());
+    b.ep = is_ok(p.ep_square()) ? unsigned(p.ep_square()) : 0;
+    b.white_to_move = p.side_to_move() == White;
+    return b;
+  }
+  // The most pieces of a table loaded; 0: none.
+  static int tb_largest() { return syzygy::largest(); }
+  // WDL (-2 loss .. 2 win, the fifty-move rule's cursed win 1 and blessed
+  // loss -1) of a position right after a zeroing move, with at most
+  // `cardinality` pieces and no castling right; nullopt otherwise or when no
+  // table answers. The cheap tests come first: most nodes fail them.
+  static std::optional<int> tb_probe_wdl(const Position& p, int cardinality) {
+    if (p.rule50() != 0 || popcount(p.pieces()) > cardinality || p.castling_rights() != NoCastling)
+      return std::nullopt;
+    const auto wdl = syzygy::probe_wdl(tb_board(p));
+    if (!wdl) return std::nullopt;
+    return int(*wdl);
+  }
+  // The root's moves ranked by the DTZ tables (higher is better; see
+  // syzygy::rank_root_moves), each with the result it keeps (-2..2), in the
+  // order of `moves`; nullopt when the tables do not cover the root.
+  struct TbRank {
+    int rank;
+    int wdl;
+  };
+  static std::optional<std::vector<TbRank>> tb_rank_root(const Position& p,
+                                                         const std::vector<Move>& moves) {
+    if (p.castling_rights() != NoCastling || popcount(p.pieces()) > tb_largest())
+      return std::nullopt;
+    const auto ranked = syzygy::rank_root_moves(tb_board(p), p.has_repeated());
+    if (!ranked) return std::nullopt;
+    std::vector<TbRank> out;
+    for (Move m : moves) {
+      const int promo = m.kind() != MoveKind::Promotion ? 0
+                        : m.promotion_type() == Queen   ? 1
+                        : m.promotion_type() == Rook    ? 2
+                        : m.promotion_type() == Bishop  ? 3
+                                                        : 4;
+      const syzygy::RankedMove* found = nullptr;
+      for (const auto& r : *ranked)
+        if (r.from == m.from() && r.to == m.to() && r.promotion == promo) found = &r;
+      if (!found) return std::nullopt;  // a move the tables did not rank: search them all
+      out.push_back({found->rank, int(found->wdl)});
+    }
+    return out;
+  }
 };
 
 }  // KIBITZ_NAMESPACE(chess)

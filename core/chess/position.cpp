@@ -335,6 +335,16 @@ bool Position::is_repetition(int ply) const {
   return false;
 }
 
+bool Position::has_repeated() const {
+  const int end = std::min({int(states_[idx_].rule50), int(states_[idx_].plies_from_null), idx_});
+  for (int back = 0; back + 4 <= end; ++back) {
+    const Key k = states_[idx_ - back].key;
+    for (int i = back + 4; i <= end; i += 2)
+      if (states_[idx_ - i].key == k) return true;
+  }
+  return false;
+}
+
 bool Position::has_insufficient_material() const {
   if (pieces(Pawn, Rook) | pieces(Queen)) return false;
   const Bitboard minors = pieces(Knight, Bishop);

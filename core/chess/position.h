@@ -154,6 +154,10 @@ class Position {
   // reaches back before the root only when it is the third occurrence.
   bool is_repetition(int ply) const;
   bool is_threefold_repetition() const { return is_repetition(0); }
+  // Whether some position since the last capture or pawn move occurred
+  // before in that stretch (the tablebases' root ranking then plays wins
+  // by distance: chess/syzygy.h).
+  bool has_repeated() const;
   // 100 plies without capture or pawn move (a mate on that ply still wins:
   // see game_status()).
   bool fifty_move_rule() const { return state().rule50 >= 100; }

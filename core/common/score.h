@@ -23,10 +23,18 @@ constexpr Value kValueNone = 32002;
 constexpr Value kValueMateInMaxPly = kValueMate - kMaxPly;
 constexpr Value kValueMatedInMaxPly = -kValueMateInMaxPly;
 
+// Tablebase wins (chess, Syzygy): below every mate, above every
+// evaluation; a win found N plies from the root is kValueTbWin - N.
+constexpr Value kValueTbWin = kValueMateInMaxPly - 1;
+constexpr Value kValueTbWinInMaxPly = kValueTbWin - kMaxPly;
+constexpr Value kValueTbLossInMaxPly = -kValueTbWinInMaxPly;
 constexpr Value mate_in(int ply) { return kValueMate - ply; }
 constexpr Value mated_in(int ply) { return -kValueMate + ply; }
 constexpr bool is_mate_score(Value v) {
   return v >= kValueMateInMaxPly || v <= kValueMatedInMaxPly;
+}
+constexpr bool is_tb_score(Value v) {
+  return !is_mate_score(v) && (v >= kValueTbWinInMaxPly || v <= kValueTbLossInMaxPly);
 }
 
 // Plies to mate (positive: the side to move mates) from a mate score.

@@ -77,6 +77,7 @@ struct Progress {
   int depth = 0;
   int seldepth = 0;
   uint64_t nodes = 0;
+  uint64_t tbhits = 0;  // tablebase probes that answered (chess, Syzygy)
   uint64_t nps = 0;
   int64_t time_ms = 0;
   int hashfull = 0;  // permille

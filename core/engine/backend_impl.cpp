@@ -11,6 +11,7 @@
 #include "engine/backend.h"
 #include "engine/game_ops.h"
 #include "engine/root_search.h"
+#include "engine/tablebase_lookup.h"
 #include "engine/thread_pool.h"
 #include "engine/variant.h"
 
@@ -284,6 +285,10 @@ class ServiceImpl final : public engine::Service {
       report.status = Ops::status(*pos);
       return report;
     });
+  }
+
+  Expected<engine::TablebaseReport, Error> tablebase(std::string_view fen) override {
+    return tablebase_lookup(fen);
   }
 
   Expected<PerftReport, Error> perft(GameKind game, std::string_view fen, int depth,

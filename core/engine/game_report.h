@@ -20,7 +20,12 @@ KIBITZ_NAMESPACE(impl) {
 
 // A mate (chess) or a forced win (draughts) in N plies is shown in moves of
 // the side that wins: mate in 3 plies is "mate 2", mated in 2 is "mate -1".
+// A tablebase win (chess, Syzygy) N plies from the root is shown as Stockfish
+// shows one, 20000 - N centipawns.
 inline engine::Score score_of(search::Value v) {
+  if (search::is_tb_score(v))
+    return {engine::ScoreKind::cp,
+            v > 0 ? 20000 - (search::kValueTbWin - v) : -20000 + (search::kValueTbWin + v)};
   if (!search::is_mate_score(v)) return {engine::ScoreKind::cp, v};
   const int plies = search::mate_plies(v);
   return {engine::ScoreKind::mate, plies > 0 ? (plies + 1) / 2 : plies / 2};
@@ -30,7 +35,8 @@ inline engine::Score score_of(search::Value v) {
 // score for each of win and loss (centred at `centre`, of slope `scale`),
 // draw the rest; a mate is a certain win or loss.
 inline std::array<int, 3> wdl_of(search::Value v, double centre, double scale) {
-  if (search::is_mate_score(v)) return v > 0 ? std::array{1000, 0, 0} : std::array{0, 0, 1000};
+  if (search::is_mate_score(v) || search::is_tb_score(v))
+    return v > 0 ? std::array{1000, 0, 0} : std::array{0, 0, 1000};
   const auto p = [&](double x) { return 1.0 / (1.0 + std::exp((centre - x) / scale)); };
   const int w = int(std::lround(1000 * p(v))), l = int(std::lround(1000 * p(-v)));
   return {w, 1000 - w - l, l};

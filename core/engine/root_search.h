@@ -34,7 +34,7 @@ KIBITZ_NAMESPACE(impl) {
 // the games' search adapters stay free of strings and report types.
 template <search::Game G>
 engine::Line make_line(const typename G::Position& root, const search::RootMove<G>& rm, int multipv,
-                       int depth) {
+                       int depth, bool root_in_tb = false) {
   using R = Report<G>;
   using namespace search;
   engine::Line line;
@@ -46,7 +46,10 @@ engine::Line make_line(const typename G::Position& root, const search::RootMove<
     if constexpr (R::kHasSan) line.san.push_back(R::san_string(pos, m));
     G::do_move(pos, m);
   }
-  const Value v = rm.score == -kValueInfinite ? rm.previous_score : rm.score;
+  Value v = rm.score == -kValueInfinite ? rm.previous_score : rm.score;
+  // A root the tablebases rank: the move's result as they tell it, unless
+  // the search found a mate.
+  if (root_in_tb && !is_mate_score(v)) v = rm.tb_score;
   line.score = R::score(v);
   line.bound = rm.bound == BoundLower   ? engine::BoundKind::lower
                : rm.bound == BoundUpper ? engine::BoundKind::upper
@@ -178,13 +181,15 @@ class RootSearch final : public engine::SearchHandle,
     p.depth = w.completed_depth();
     p.seldepth = w.sel_depth();
     p.nodes = shared_.total_nodes();
+    p.tbhits = shared_.total_tbhits();
     p.time_ms = shared_.time.elapsed_ms();
     p.nps = p.nodes * 1000 / uint64_t(std::max<int64_t>(1, p.time_ms));
     p.hashfull = shared_.tt.hashfull();
     const auto& rms = w.completed();
     if (p.depth > 0)  // no line before the first iteration completes
       for (int i = 0; i < shared_.multipv && i < int(rms.size()); ++i)
-        p.lines.push_back(make_line<G>(shared_.root, rms[size_t(i)], i + 1, p.depth));
+        p.lines.push_back(
+            make_line<G>(shared_.root, rms[size_t(i)], i + 1, p.depth, shared_.root_in_tb()));
     return p;
   }
 

@@ -63,6 +63,25 @@ struct PositionInfo {
   std::string status;  // as engine::Result::status
 };
 
+// A chess position as the Syzygy tables see it (GET /v1/tablebase), in the
+// shape of Lichess's tablebase API: category is one of loss, unknown,
+// syzygy-loss, maybe-loss, blessed-loss, draw, cursed-win, maybe-win,
+// syzygy-win, win (for the side to move); dtz in plies, signed as the
+// category; precise_dtz only when it cannot be rounded. nullopt: unknown.
+struct TablebaseInfo {
+  std::string category = "unknown";
+  std::optional<int> dtz, precise_dtz;
+  bool checkmate = false, stalemate = false, insufficient_material = false;
+};
+struct TablebaseMove : TablebaseInfo {  // the position after the move, its side to move's view
+  std::string uci, san;
+  bool zeroing = false;     // a capture or pawn move
+  bool conversion = false;  // a capture or promotion
+};
+struct TablebaseReport : TablebaseInfo {
+  std::vector<TablebaseMove> moves;  // every legal move, best first
+};
+
 struct ReplayedMove {
   std::string move;  // canonical: UCI (chess) or PDN (draughts)
   std::string san;   // chess only
@@ -133,6 +152,15 @@ class Service {
                                                                      int depth,
                                                                      Clock::time_point deadline,
                                                                      PerftCallbacks callbacks) = 0;
+
+  // The Syzygy tables' answer for a chess FEN (spaces may be underscores, as
+  // Lichess allows): errors invalid_fen, and no_tablebases when no table is
+  // loaded (syzygy::select). A position the tables do not cover answers
+  // with category "unknown", as Lichess does.
+  virtual Expected<TablebaseReport, Error> tablebase(std::string_view fen) {
+    (void)fen;
+    return Unexpected(Error{"no_tablebases", "this service has no tablebases"});
+  }
 
   // A memory for a client's successive searches (AnalysisRequest::memory).
   virtual std::shared_ptr<SearchMemory> make_memory() { return nullptr; }

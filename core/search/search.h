@@ -67,9 +67,24 @@ uint64_t Shared<G>::total_nodes() const {
 }
 
 template <Game G>
+uint64_t Shared<G>::total_tbhits() const {
+  // The root's ranking probed each root move once.
+  uint64_t n = root_in_tb() ? root_moves.size() : 0;
+  for (const auto& w : workers) n += w->tbhits();
+  return n;
+}
+
+template <Game G>
 Worker<G>::Worker(Shared<G>& shared, int index)
     : shared_(shared), index_(index), pos_(shared.root) {
   for (Move m : shared.root_moves) root_moves_.emplace_back(m);
+  if (shared.root_in_tb()) {
+    for (size_t i = 0; i < root_moves_.size(); ++i) {
+      root_moves_[i].tb_rank = shared.tb_rank[i];
+      root_moves_[i].tb_score = shared.tb_score[i];
+    }
+    std::stable_sort(root_moves_.begin(), root_moves_.end());  // best rank first
+  }
   completed_ = root_moves_;
   for (auto& st : stack_) st.cont_index = -1;
   for (int i = 0; i < kMaxPly + 3; ++i) stack_[7 + i].ply = i;
@@ -189,7 +204,7 @@ Value Worker<G>::aspiration(Depth depth, int pv_index) {
   }
   Stack* ss = stack_ + 7;
   for (;;) {
-    pv_last_ = int(root_moves_.size());
+    pv_last_ = rank_group_end(pv_index);
     const Value v = search<true>(ss, alpha, beta, depth, false);
     std::stable_sort(root_moves_.begin() + pv_index, root_moves_.end());
     if (shared_.stop.load(std::memory_order_relaxed)) return v;
@@ -242,6 +257,27 @@ Value Worker<G>::search(Stack* ss, Value alpha, Value beta, Depth depth, bool cu
       (tte.bound & (tt_value >= beta ? BoundLower : BoundUpper)))
     return tt_value;
 
+  // Step 1b. Tablebases (chess, Syzygy): right after a zeroing move, with
+  // few enough pieces, the WDL tables know the result under the fifty-move
+  // rule (a cursed win or blessed loss is a draw). A win is worth just
+  // below a mate, from this ply; it ends the node when its bound does.
+  if constexpr (HasTablebases<G>) {
+    if (!root && !singular_search && shared_.tb_cardinality > 0) {
+      if (const auto wdl = G::tb_probe_wdl(pos_, shared_.tb_cardinality)) {
+        count_tbhit();
+        const Value v = *wdl >= 2    ? kValueTbWin - ply
+                        : *wdl <= -2 ? -kValueTbWin + ply
+                                     : kValueDraw;
+        const Bound b = *wdl >= 2 ? BoundLower : *wdl <= -2 ? BoundUpper : BoundExact;
+        if (b == BoundExact || (b == BoundLower ? v >= beta : v <= alpha)) {
+          shared_.tt.store(key, tt::value_to_tt(v, ply), Pv, b, std::min(kMaxPly - 1, depth + 6), 0,
+                           kValueNone);
+          return v;
+        }
+      }
+    }
+  }
+
   // Step 2. Static evaluation.
   const bool in_check = G::in_check(pos_);
   ss->in_check = in_check;
@@ -279,7 +315,7 @@ Value Worker<G>::search(Stack* ss, Value alpha, Value beta, Depth depth, bool cu
         G::undo_null_move(pos_);
         ss->null_tried = false;
         if (shared_.stop.load(std::memory_order_relaxed)) return kValueZero;
-        if (v >= beta) return v >= kValueMateInMaxPly ? beta : v;
+        if (v >= beta) return v >= kValueTbWinInMaxPly ? beta : v;
       }
     }
     // Step 5. ProbCut (chess): a capture that wins enough by exchange and

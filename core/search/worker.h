@@ -76,6 +76,16 @@ class GivesCheck {
   [[no_unique_address]] Test test_;
 };
 
+// A game with endgame tablebases (chess: Syzygy, chess/game.h) lets the
+// search probe them: WDL inside the tree, the DTZ ranking of the root moves.
+template <class G>
+concept HasTablebases = requires(const typename G::Position& p,
+                                 const std::vector<typename G::Move>& moves) {
+  { G::tb_largest() } -> std::convertible_to<int>;
+  { G::tb_probe_wdl(p, 0) } -> std::same_as<std::optional<int>>;
+  {G::tb_rank_root(p, moves)};
+};
+
 template <Game G>
 struct RootMove {
   using Move = typename G::Move;
@@ -88,9 +98,15 @@ struct RootMove {
   int sel_depth = 0;
   uint64_t nodes = 0;  // this worker's nodes under the move, every iteration together
   std::vector<Move> pv;
+  // When the tablebases cover the root: the move's DTZ rank (higher is
+  // better; every move 0 otherwise) and the score its result is worth.
+  int tb_rank = 0;
+  Value tb_score = kValueZero;
 
-  // Sorting: best score first; untouched moves keep their previous order.
+  // Sorting: a better tablebase rank first, then the best score; untouched
+  // moves keep their previous order.
   bool operator<(const RootMove& o) const {
+    if (tb_rank != o.tb_rank) return tb_rank > o.tb_rank;
     return score != o.score ? score > o.score : previous_score > o.previous_score;
   }
 };
@@ -110,7 +126,9 @@ struct Shared {
         restricted_root(restricted),
         multipv(std::clamp(lines, 1, std::max(1, int(root_moves.size())))),
         time(limits, G::white_to_move(root_pos), Clock::now()),
-        tt(table) {}
+        tt(table) {
+    if constexpr (HasTablebases<G>) rank_by_tablebases();
+  }
 
   typename G::Position root;
   std::vector<Move> root_moves;
@@ -130,7 +148,34 @@ struct Shared {
   // with (worker index, depth); empty otherwise (one test per iteration).
   std::function<void(int, int)> iteration_hook;
 
+  // Tablebases (HasTablebases): the most pieces of a position the search
+  // probes (0: none), and when they cover the root, its moves' ranks and
+  // scores (in the order of root_moves; empty otherwise). As Stockfish
+  // does, a root the DTZ tables rank is not probed below: the ranking keeps
+  // the result and the search plays for the fastest way there.
+  int tb_cardinality = 0;
+  std::vector<int> tb_rank;
+  std::vector<Value> tb_score;
+  bool root_in_tb() const { return !tb_rank.empty(); }
+
   uint64_t total_nodes() const;
+  uint64_t total_tbhits() const;
+
+ private:
+  void rank_by_tablebases() {
+    tb_cardinality = G::tb_largest();
+    if (tb_cardinality == 0) return;
+    const auto ranked = G::tb_rank_root(root, root_moves);
+    if (!ranked) return;
+    for (const auto& r : *ranked) {
+      tb_rank.push_back(r.rank);
+      // Cursed wins and blessed losses are draws under the fifty-move rule.
+      tb_score.push_back(r.wdl >= 2    ? kValueTbWin - 1
+                         : r.wdl <= -2 ? -kValueTbWin + 1
+                                       : kValueDraw);
+    }
+    tb_cardinality = 0;
+  }
 };
 
 template <Game G>
@@ -146,6 +191,7 @@ class Worker {
 
   int index() const { return index_; }
   uint64_t nodes() const { return nodes_.load(std::memory_order_relaxed); }
+  uint64_t tbhits() const { return tbhits_.load(std::memory_order_relaxed); }
   int completed_depth() const { return completed_depth_; }
   // The root moves as they stood after the last completed iteration, best
   // first (the MultiPV lines are the first `multipv` of them).
@@ -224,6 +270,20 @@ class Worker {
   std::atomic<uint64_t> nodes_{0};
   void count_node() {
     nodes_.store(nodes_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  }
+  std::atomic<uint64_t> tbhits_{0};  // tablebase probes answered, as nodes_
+  void count_tbhit() {
+    tbhits_.store(tbhits_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  }
+  // The end of the group of root moves of equal tablebase rank that begins
+  // at `first` (all of them without tablebases): one MultiPV line chooses
+  // among them only.
+  int rank_group_end(int first) const {
+    int last = first + 1;
+    while (last < int(root_moves_.size()) &&
+           root_moves_[last].tb_rank == root_moves_[first].tb_rank)
+      ++last;
+    return last;
   }
   int calls_until_check_ = 0;
   std::vector<int> history_;

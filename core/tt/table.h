@@ -18,7 +18,7 @@
 // in place; otherwise the victim is the entry with the least
 // depth - 8 * age, where age counts searches since the entry was written or
 // last read (generation bumped once per search, refreshed on a hit).
-// Mate and win scores are stored relative to the node (see value_to_tt).
+// Mate, win and tablebase scores are stored relative to the node (see value_to_tt).
 #pragma once
 
 #include <atomic>
@@ -98,11 +98,15 @@ class Table {
 // distances from the node so an entry is valid wherever the node recurs.
 inline Value value_to_tt(Value v, int ply) {
   if (v == search::kValueNone) return v;
-  return v >= search::kValueMateInMaxPly ? v + ply : v <= search::kValueMatedInMaxPly ? v - ply : v;
+  return v >= search::kValueTbWinInMaxPly    ? v + ply
+         : v <= search::kValueTbLossInMaxPly ? v - ply
+                                             : v;
 }
 inline Value value_from_tt(Value v, int ply) {
   if (v == search::kValueNone) return v;
-  return v >= search::kValueMateInMaxPly ? v - ply : v <= search::kValueMatedInMaxPly ? v + ply : v;
+  return v >= search::kValueTbWinInMaxPly    ? v - ply
+         : v <= search::kValueTbLossInMaxPly ? v + ply
+                                             : v;
 }
 
 }  // KIBITZ_NAMESPACE(tt)

@@ -18,6 +18,7 @@
 #include "server/api/library.h"
 #include "server/api/metrics.h"
 #include "server/api/refusal_memo.h"
+#include "server/api/tablebase.h"
 #include "server/api/work.h"
 #include "server/store/result_codec.h"
 #include "server/store/store_pool.h"
@@ -422,6 +423,11 @@ class ApiImpl final : public Api {
                          "the job was stopped, but its cancellation could not be stored (" +
                              stored.error() + "): it may run again after a restart");
     return Reply{200, job->to_json(), nullptr, {}};
+  }
+
+  Reply tablebase(std::string_view fen) override {
+    if (shutting_down_) return shutting_down_reply();
+    return tablebase_reply(core_->service, fen);
   }
 
   Reply evals(std::string_view game, std::string_view fen, std::string_view multipv) override {

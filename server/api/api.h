@@ -116,6 +116,11 @@ class Api {
     return error_reply(404, "not_found", "no evaluation library");
   }
   virtual Reply delete_job(std::string_view id) = 0;
+  // GET /v1/tablebase (server/api/tablebase.h): the Syzygy tables' answer.
+  virtual Reply tablebase(std::string_view fen) {
+    (void)fen;
+    return error_reply(404, "no_tablebases", "no Syzygy tables are loaded");
+  }
   // Runs `call` -- one that may wait for the store: submit_job, annotate,
   // get_job, delete_job, evals -- on the store's own threads, never the
   // caller's, and gives its reply to `done` there: a network thread never

@@ -76,6 +76,7 @@ const std::vector<Field>& fields() {
       {"web_root", &Config::web_root},
       {"log_level", &Config::log_level},
       {"eval_file", &Config::eval_file},
+      {"syzygy_path", &Config::syzygy_path},
       {"access", &Config::access},
       {"store", &Config::store_object},
   };

@@ -67,6 +67,10 @@ struct Config {
   // The chess evaluation: "" or "classical" (hand-written), "builtin" (the
   // network built in), or a network file (core/chess/nnue_network.h).
   std::string eval_file;
+  // Syzygy endgame tables (core/chess/syzygy.h): folders separated by ':';
+  // "": none. A folder that cannot be read, or a path without a table, is
+  // refused at start.
+  std::string syzygy_path;
   nlohmann::json access = nlohmann::json::object();  // decoded by server/access
   // "store": where jobs and the evaluation library are kept. The object as
   // given (merged key by key over the defaults), and decoded.

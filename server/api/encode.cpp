@@ -59,6 +59,7 @@ json common_json(const engine::Progress& p, const ResultContext& c) {
           {"seldepth", p.seldepth},
           {"nodes", p.nodes},
           {"nps", p.nps},
+          {"tbhits", p.tbhits},
           {"time_ms", p.time_ms},
           {"hashfull", p.hashfull},
           {"lines", std::move(lines)}};

@@ -25,6 +25,7 @@ std::string_view known_route(std::string_view route) {
       "/metrics",           "/v1/openapi.yaml", "static"};
   for (auto r : kRoutes)
     if (r == route) return r;
+  if (route == "/v1/tablebase") return "/v1/tablebase";
   return "other";
 }
 

@@ -459,6 +459,8 @@ void HttpSession::dispatch_route(Request& req) {
     case Route::moves:
       if (auto body = parse()) reply(api.moves(*body));
       return;
+    case Route::tablebase:
+      return reply(api.tablebase(ex_.parsed.query_param("fen").value_or("")));
     case Route::perft:
       // A count holds a search thread like a search: it takes the same slot.
       if (auto body = parse(); body && take_search_slot()) {

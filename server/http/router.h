@@ -14,6 +14,7 @@ enum class Route {
   jobs,
   job,
   evals,
+  tablebase,
   moves,
   perft,
   annotate,

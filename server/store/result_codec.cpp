@@ -39,6 +39,7 @@ json result_to_json(const engine::Result& r) {
           {"depth", r.depth},
           {"seldepth", r.seldepth},
           {"nodes", r.nodes},
+          {"tbhits", r.tbhits},
           {"nps", r.nps},
           {"time_ms", r.time_ms},
           {"hashfull", r.hashfull},
@@ -56,6 +57,7 @@ std::optional<engine::Result> result_from_json(const json& j) {
     r.depth = j.at("depth").get<int>();
     r.seldepth = j.at("seldepth").get<int>();
     r.nodes = j.at("nodes").get<uint64_t>();
+    r.tbhits = j.value("tbhits", uint64_t{0});  // absent in results kept before tablebases
     r.nps = j.at("nps").get<uint64_t>();
     r.time_ms = j.at("time_ms").get<int64_t>();
     r.hashfull = j.at("hashfull").get<int>();

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
 """Drives `kibitz uci` through stdin/stdout the way GUIs and match tools do."""
+import os
 import queue
 import re
 import subprocess
@@ -54,7 +55,7 @@ def main():
     e.send("uci")
     hello = e.until(lambda l: l == "uciok")
     check(any(l.startswith("id name Kibitz") for l in hello), "id name")
-    for option in ("Hash", "Threads", "MultiPV", "Clear Hash", "UCI_ShowWDL"):
+    for option in ("Hash", "Threads", "MultiPV", "Clear Hash", "UCI_ShowWDL", "SyzygyPath"):
         check(any(l.startswith("option name %s type" % option) for l in hello), option)
     e.send("isready")
     e.until(lambda l: l == "readyok")
@@ -68,7 +69,8 @@ def main():
     infos = [l for l in out if l.startswith("info depth")]
     check(any(" depth 6 " in l for l in infos), "reaches depth 6: %r" % infos[-1:])
     last = infos[-1]
-    for field in ("seldepth", "multipv 1", "score cp", "wdl", "nodes", "nps", "hashfull", "time", "pv"):
+    for field in ("seldepth", "multipv 1", "score cp", "wdl", "nodes", "nps", "hashfull", "tbhits 0",
+                  "time", "pv"):
         check(" %s " % field in last + " ", "info has %s: %s" % (field, last))
     check(UCI_MOVE.match(bestmove(out)), "bestmove is a UCI move: %s" % out[-1])
 
@@ -111,6 +113,27 @@ def main():
     e.until(lambda l: l.startswith("info string unknown command"))
     e.send("isready")
     e.until(lambda l: l == "readyok")
+
+    # Syzygy tables (tests/data/syzygy): a KQvK win is probed and shown as one.
+    tables = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "syzygy")
+    e.send("setoption name SyzygyPath value " + tables)
+    said = e.until(lambda l: l.startswith("info string"))
+    check("35 WDL, 35 DTZ tables up to 4 pieces" in said[-1], "tables loaded: %s" % said[-1])
+    e.send("position fen 8/8/8/8/4k3/8/1Q6/K7 w - - 0 1")
+    e.send("go depth 6")
+    out = e.until(lambda l: l.startswith("bestmove"))
+    last = [l for l in out if l.startswith("info depth")][-1]
+    hits = int(last.split(" tbhits ")[1].split()[0])
+    check(hits > 0, "tbhits with tables: %s" % last)
+    words = last.split()
+    kind, value = words[words.index("score") + 1], int(words[words.index("score") + 2])
+    check((kind == "mate" and value > 0) or (kind == "cp" and value > 19000), "a won score: %s" % last)
+    e.send("setoption name SyzygyPath value /nonexistent/syzygy")
+    said = e.until(lambda l: l.startswith("info string"))
+    check("no such folder" in said[-1], "a bad path is reported: %s" % said[-1])
+    e.send("go depth 4")
+    out = e.until(lambda l: l.startswith("bestmove"))
+    check(" tbhits 0 " in [l for l in out if l.startswith("info depth")][-1], "no tables, no hits")
 
     e.send("quit")
     check(e.p.wait(timeout=TIMEOUT) == 0, "exit status 0")

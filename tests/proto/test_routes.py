@@ -53,6 +53,7 @@ SAMPLES = {
     ("/v1/evals", "get"): (None, 404),  # the initial position, not in an empty library
     ("/v1/games/annotate", "post"): ({"pgn": "1. e4 e5 *", "limits": {"depth": 2}}, 202),
     ("/v1/moves", "post"): ({"moves": ["e2e4"]}, 200),
+    ("/v1/tablebase", "get"): (None, 404),  # no syzygy_path: no_tablebases
     ("/v1/perft", "post"): ({"depth": 2}, 200),
     ("/v1/info", "get"): (None, 200),
     ("/v1/openapi.yaml", "get"): (None, 200),

@@ -36,8 +36,8 @@ TEST_F(Encode, ScoresAreFromWhitesSideByDefault) {
   EXPECT_EQ(b["engine"]["name"], "Kibitz");
   EXPECT_TRUE(b["engine"]["version"].is_string());
   EXPECT_EQ(b["engine"]["eval"], "classical");  // the default: no network selected
-  for (const char* key : {"game", "fen", "limits", "depth", "seldepth", "nodes", "nps", "time_ms",
-                          "hashfull", "bestmove", "lines"})
+  for (const char* key : {"game", "fen", "limits", "depth", "seldepth", "nodes", "tbhits", "nps",
+                          "time_ms", "hashfull", "bestmove", "lines"})
     EXPECT_TRUE(b.contains(key)) << key;
   for (const char* key : {"multipv", "moves", "san", "score", "bound", "wdl", "depth"})
     EXPECT_TRUE(b["lines"][0].contains(key)) << key;
