@@ -62,9 +62,9 @@ int run_analyze(const AnalyzeOptions& o) {
     server::Reporter reporter;
     reporter.on_done = [&promise](server::Reply r) { promise.set_value(std::move(r)); };
     auto ticket = api->analyze(request, server::Origin{}, std::move(reporter));
-    const server::Reply reply = promise.get_future().get();
-    const std::string text = server::to_wire(reply.body);
-    if (reply.status == 200) {
+    server::Reply reply = promise.get_future().get();
+    const std::string& text = *reply.wire();  // a cache hit holds its text alone
+    if (reply.ok()) {
       std::printf("%s\n", text.c_str());
     } else {
       std::fprintf(stderr, "%s\n", text.c_str());

@@ -21,6 +21,10 @@
 
 namespace kibitz::server {
 
+// The outcome of every operation, the one answer the API gives every
+// transport (HTTP, NDJSON, WebSocket, jobs, the CLI): a result (200) or an
+// error ({"error": {"code", "message"}} with its status), its wire text
+// made once (wire()), and whether the result cache answered it.
 struct Reply {
   int status = 200;
   nlohmann::json body;  // sent as application/json
@@ -33,7 +37,24 @@ struct Reply {
   // timer, so that a flood of them costs the server one answer a second per
   // connection rather than as many as the client can send.
   std::chrono::milliseconds hold{0};
+  // Answered from the result cache (headers carry X-Kibitz-Cache: hit for
+  // HTTP clients; a transport asks this flag, not the header).
+  bool cached = false;
+
+  bool ok() const { return status == 200; }
+  // The body's wire text (to_wire), made at most once: `text` when set,
+  // else serialised from `body` now and kept in `text`.
+  const std::shared_ptr<const std::string>& wire();
+  // The body as JSON: `body`, or, for an answer that holds only its text
+  // (a cache hit), parsed from it once and kept in `body`.
+  nlohmann::json& json_body();
+  // The error object ({"code", "message"}) of an error reply; {} otherwise.
+  nlohmann::json error() const;
 };
+
+// A result from the cache: its serialised text as stored, marked cached.
+Reply cache_hit_reply(std::shared_ptr<const std::string> text);
+Reply cache_hit_reply(nlohmann::json body);
 
 // {"error": {"code", "message"}} with the status for that code.
 Reply error_reply(int status, std::string code, std::string message);
@@ -77,14 +98,18 @@ class Ticket {  // a running request; cancel() is idempotent, thread-safe
 class Metrics;  // server/api/metrics.h
 
 // Every operation decodes its request once, into one unit of work (an
-// analysis, a review, a perft) that the scheduler -- the only queue --
-// starts when its threads are free. Errors are replies, never exceptions.
+// analysis, a review, a perft) that the scheduler -- the queue in front of
+// the search threads -- starts when its threads are free. (Other bounded
+// queues stand before it: the store's calls, big submissions, a cluster's
+// shared job queue, and a connection's outgoing lines or messages.)
+// Errors are replies, never exceptions. make_api's implementation
+// (api.cpp) is a façade over the rooms listed there.
 class Api {
  public:
   virtual ~Api() = default;
   // POST /v1/analyze (sync or NDJSON) and WebSocket "analyze". A cached or
   // immediate answer calls on_done before this returns (a cache hit with
-  // `text` set and the header X-Kibitz-Cache: hit).
+  // `text` set, `cached`, and the header X-Kibitz-Cache: hit).
   virtual std::shared_ptr<Ticket> analyze(const nlohmann::json& request, const Origin& origin,
                                           Reporter reporter) = 0;
   // Whole-game review as a stream (WebSocket "annotate"): on_progress gets

@@ -3,10 +3,12 @@
 #include <spdlog/spdlog.h>
 
 #include "common/contain.h"
+#include "server/api/job_service.h"
 #include "server/api/jobs.h"
 
 namespace kibitz::server {
 
+using engine::Clock;
 using nlohmann::json;
 
 Dispatcher::Dispatcher(Scheduler& scheduler, store::JobQueue& queue,
@@ -47,13 +49,7 @@ void Dispatcher::loop() {
 namespace {
 
 json job_json(const store::JobRecord& r) {
-  json j = {{"id", r.id},
-            {"kind", r.kind},
-            {"status", r.status},
-            {"progress", r.progress},
-            {"result", r.result}};
-  if (!r.error.is_null()) j["error"] = r.error;
-  return j;
+  return server::job_json(r.id, r.kind, job_status(r.status), r.progress, r.result, r.error);
 }
 
 }  // namespace
@@ -87,8 +83,8 @@ std::optional<Reply> cancel_stored_job(store::Store& store, std::string_view id)
   store::JobUpdate u;
   u.id = r->id;
   u.cancel_requested = true;
-  if (r->status == "queued") {  // ends now; whoever takes it finds it finished
-    u.status = "cancelled";
+  if (job_status(r->status) == JobStatus::queued) {  // ends now; whoever takes it finds it finished
+    u.status = to_string(JobStatus::cancelled);
     u.error = json{{"code", "cancelled"}, {"message", "cancelled before it started"}};
     u.finished_ms = wall_ms();
   }
@@ -100,6 +96,40 @@ std::optional<Reply> cancel_stored_job(store::Store& store, std::string_view id)
   if (!u.finished_ms && store.queue()) store.queue()->publish_cancel(r->id);
   if (auto now = store.load_job(r->id); now && *now) r = std::move(*now);
   return Reply{200, job_json(*r), nullptr, {}};
+}
+
+// --- The jobs this instance holds in a cluster ----------------------------
+
+// Several instances: this one takes jobs from the shared queue while it
+// has search threads free, and stops the ones it holds when told.
+void JobService::start_cluster(store::JobQueue& queue) {
+  queue.on_stop([this](const std::string& id, bool elsewhere) { stop_held(id, elsewhere); });
+  dispatcher_ = std::make_unique<Dispatcher>(core_->scheduler, queue, [this](store::JobRecord& r) {
+    if (core_->shutting_down) return;  // the store hands it back
+    size_t finished = 0, resumed = 0;
+    recover_one(r, wall_ms(), Clock::now(), int64_t(core_->config.job_retention_s) * 1000, finished,
+                resumed);
+  });
+}
+
+// A held job cancelled through another instance, or finished or taken over
+// by another: stopped; in the latter case its end is not stored.
+void JobService::stop_held(const std::string& id, bool elsewhere) {
+  auto job = jobs_.find(id);
+  if (!job) return;
+  std::shared_ptr<Work> work;
+  {
+    std::lock_guard lock(job->mutex);
+    if (job->finished_at) return;
+    job->cancel_requested = true;
+    if (elsewhere) job->interrupted = true;
+    work = job->work;
+  }
+  if (work) core_->scheduler.cancel(work);
+}
+
+void JobService::stop_taking() {
+  if (dispatcher_) dispatcher_->stop();  // takes no more; the store hands back what it holds
 }
 
 }  // namespace kibitz::server

@@ -1,7 +1,9 @@
 // Several instances as one service (store.backend "redis"): jobs go to the
 // store's shared queue instead of this instance's scheduler, and this
 // instance takes jobs from that queue while it has search threads free.
-// A job run elsewhere is read and cancelled through the store.
+// A job run elsewhere is read and cancelled through the store. The job
+// service's part of it (JobService::start_cluster, stop_held) is defined
+// in cluster.cpp too.
 #pragma once
 
 #include <atomic>

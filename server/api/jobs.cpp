@@ -33,13 +33,21 @@ std::string random_job_id() {
 
 json Job::to_json() const {
   std::lock_guard lock(mutex);
-  std::string shown = status;
+  JobStatus shown = status;
   if (!finished_at && cancel_requested && !interrupted)
-    shown = "cancelled";  // what its end will be: a GET never contradicts the DELETE
+    shown = JobStatus::cancelled;  // what its end will be: a GET never contradicts the DELETE
   else if (!finished_at && work)
-    shown = work->running() ? "running" : "queued";
-  json j = {
-      {"id", id}, {"kind", kind}, {"status", shown}, {"progress", progress}, {"result", result}};
+    shown = work->running() ? JobStatus::running : JobStatus::queued;
+  return job_json(id, kind, shown, progress, result, error);
+}
+
+json job_json(std::string_view id, std::string_view kind, JobStatus status, const json& progress,
+              const json& result, const json& error) {
+  json j = {{"id", id},
+            {"kind", kind},
+            {"status", to_string(status)},
+            {"progress", progress},
+            {"result", result}};
   if (!error.is_null()) j["error"] = error;
   return j;
 }
@@ -64,7 +72,7 @@ Reporter Job::reporter_for(const std::shared_ptr<Job>& job, std::weak_ptr<ApiCor
     if (!j) return;
     store::JobUpdate update;
     update.id = j->id;
-    update.status = "running";
+    update.status = to_string(JobStatus::running);
     update.progress = info;
     {
       std::lock_guard lock(j->mutex);
@@ -75,29 +83,30 @@ Reporter Job::reporter_for(const std::shared_ptr<Job>& job, std::weak_ptr<ApiCor
   s.on_done = [weak, core](Reply reply) {
     auto j = weak.lock();
     if (!j) return;
-    if (reply.text && reply.body.is_null())  // a cached answer, serialised
-      reply.body = json::parse(*reply.text, nullptr, false);
+    reply.json_body();  // a cached answer holds only its text
     store::JobUpdate update;
     update.id = j->id;
     bool keep;
+    JobStatus end;
     {
       std::lock_guard lock(j->mutex);
-      if (reply.status == 200) {
+      if (reply.ok()) {
         update.result = reply.body;
-        update.status = j->cancel_requested && !j->interrupted ? "cancelled" : "done";
+        end = j->cancel_requested && !j->interrupted ? JobStatus::cancelled : JobStatus::done;
       } else {
-        update.error = reply.body.value("error", json::object());
+        update.error = reply.error();
         const std::string code = update.error->value("code", "");
-        update.status = j->cancel_requested || code == "cancelled" || code == "shutting_down"
-                            ? "cancelled"
-                            : "failed";
+        end = j->cancel_requested || code == "cancelled" || code == "shutting_down"
+                  ? JobStatus::cancelled
+                  : JobStatus::failed;
       }
       // A search a shutdown stopped runs again after the restart; one that
       // reached its limits as the shutdown came is kept.
       keep = !j->interrupted ||
-             (reply.status == 200 && reply.body.is_object() && !reply.body.value("stopped", true));
-      if (j->interrupted && !keep) update.status = "cancelled";
+             (reply.ok() && reply.body.is_object() && !reply.body.value("stopped", true));
+      if (j->interrupted && !keep) end = JobStatus::cancelled;
     }
+    update.status = to_string(end);
     update.finished_ms = wall_ms();
     // Stored before it shows: a job seen finished is finished after a crash.
     if (auto c = core.lock(); keep && c && c->store) {
@@ -112,7 +121,7 @@ Reporter Job::reporter_for(const std::shared_ptr<Job>& job, std::weak_ptr<ApiCor
     }
     std::shared_ptr<Work> work;  // released outside the lock
     std::lock_guard lock(j->mutex);
-    j->status = *update.status;
+    j->status = end;
     if (update.result) j->result = std::move(*update.result);
     if (update.error) j->error = std::move(*update.error);
     j->finished_at = engine::Clock::now();
@@ -122,7 +131,7 @@ Reporter Job::reporter_for(const std::shared_ptr<Job>& job, std::weak_ptr<ApiCor
   return s;
 }
 
-JobStore::Full JobStore::room_locked(const std::string& owner, engine::Clock::time_point now) {
+JobTable::Full JobTable::room_locked(const std::string& owner, engine::Clock::time_point now) {
   const auto owned = [&] {
     auto it = by_owner_.find(owner);
     return it == by_owner_.end() ? size_t{0} : it->second;
@@ -134,12 +143,12 @@ JobStore::Full JobStore::room_locked(const std::string& owner, engine::Clock::ti
   return jobs_.size() >= max_jobs_ ? Full::all : owned() >= max_per_owner_ ? Full::owner : Full::no;
 }
 
-JobStore::Full JobStore::room(const std::string& owner) {
+JobTable::Full JobTable::room(const std::string& owner) {
   std::lock_guard lock(mutex_);
   return room_locked(owner, engine::Clock::now());
 }
 
-std::shared_ptr<Job> JobStore::create(std::string kind, std::string owner, Full* full,
+std::shared_ptr<Job> JobTable::create(std::string kind, std::string owner, Full* full,
                                       const std::string& id) {
   const auto now = engine::Clock::now();
   std::lock_guard lock(mutex_);
@@ -158,32 +167,32 @@ std::shared_ptr<Job> JobStore::create(std::string kind, std::string owner, Full*
   return job;
 }
 
-void JobStore::count(const Job& job) { ++by_owner_[job.owner]; }
+void JobTable::count(const Job& job) { ++by_owner_[job.owner]; }
 
-JobStore::Map::iterator JobStore::erase(Map::iterator it) {
+JobTable::Map::iterator JobTable::erase(Map::iterator it) {
   if (auto o = by_owner_.find(it->second->owner); o != by_owner_.end() && --o->second == 0)
     by_owner_.erase(o);
   return jobs_.erase(it);
 }
 
-void JobStore::restore(std::shared_ptr<Job> job) {
+void JobTable::restore(std::shared_ptr<Job> job) {
   std::lock_guard lock(mutex_);
   if (auto it = jobs_.find(job->id); it != jobs_.end()) erase(it);
   count(*job);
   jobs_.emplace(job->id, std::move(job));
 }
 
-void JobStore::remove(const std::string& id) {
+void JobTable::remove(const std::string& id) {
   std::lock_guard lock(mutex_);
   if (auto it = jobs_.find(id); it != jobs_.end()) erase(it);
 }
 
-void JobStore::remove_exact(const std::shared_ptr<Job>& job) {
+void JobTable::remove_exact(const std::shared_ptr<Job>& job) {
   std::lock_guard lock(mutex_);
   if (auto it = jobs_.find(job->id); it != jobs_.end() && it->second == job) erase(it);
 }
 
-std::shared_ptr<Job> JobStore::find(std::string_view id) {
+std::shared_ptr<Job> JobTable::find(std::string_view id) {
   const auto now = engine::Clock::now();
   std::lock_guard lock(mutex_);
   auto it = jobs_.find(std::string(id));
@@ -195,19 +204,19 @@ std::shared_ptr<Job> JobStore::find(std::string_view id) {
   return it->second;
 }
 
-std::vector<std::shared_ptr<Job>> JobStore::all() {
+std::vector<std::shared_ptr<Job>> JobTable::all() {
   std::lock_guard lock(mutex_);
   std::vector<std::shared_ptr<Job>> out;
   for (auto& [id, j] : jobs_) out.push_back(j);
   return out;
 }
 
-bool JobStore::expired(const Job& job, engine::Clock::time_point now) const {
+bool JobTable::expired(const Job& job, engine::Clock::time_point now) const {
   std::lock_guard lock(job.mutex);
   return job.finished_at && now - *job.finished_at >= retention_;
 }
 
-void JobStore::purge(engine::Clock::time_point now) {
+void JobTable::purge(engine::Clock::time_point now) {
   last_purge_ = now;
   for (auto it = jobs_.begin(); it != jobs_.end();)
     it = expired(*it->second, now) ? erase(it) : std::next(it);

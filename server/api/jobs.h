@@ -15,6 +15,7 @@
 
 #include "engine/analysis.h"
 #include "server/api/api.h"
+#include "server/api/replies.h"
 #include "server/api/work.h"
 
 namespace kibitz::server {
@@ -27,9 +28,9 @@ struct Job {
 
   mutable std::mutex mutex;
   mutable std::condition_variable finished;  // notified when finished_at is set
-  // While unfinished, "queued" or "running" as its work is; then done,
+  // While unfinished, queued or running as its work is; then done,
   // cancelled or failed.
-  std::string status = "queued";
+  JobStatus status = JobStatus::queued;
   nlohmann::json progress = nullptr, result = nullptr, error = nullptr;
   bool cancel_requested = false;
   // Stopped by a shutdown rather than by a client: its end is not stored,
@@ -51,6 +52,12 @@ struct Job {
   static Reporter reporter_for(const std::shared_ptr<Job>& job, std::weak_ptr<ApiCore> core);
 };
 
+// The one JSON view of a job (GET and DELETE /v1/jobs/{id}), whether held
+// by this instance (Job::to_json) or read from the store.
+nlohmann::json job_json(std::string_view id, std::string_view kind, JobStatus status,
+                        const nlohmann::json& progress, const nlohmann::json& result,
+                        const nlohmann::json& error);
+
 // Wall-clock milliseconds since the epoch: what the store keeps.
 int64_t wall_ms();
 
@@ -59,12 +66,15 @@ int64_t wall_ms();
 // read or cancel a job.
 std::string random_job_id();
 
-class JobStore {  // thread-safe
+// The jobs this instance holds, by id: a map in memory with its caps
+// (max_jobs, max_jobs_per_client) and retention. Not the store: what
+// outlives the process is kept in store::Store. Thread-safe.
+class JobTable {
  public:
-  JobStore(size_t max_jobs, size_t max_per_owner, std::chrono::seconds retention)
+  JobTable(size_t max_jobs, size_t max_per_owner, std::chrono::seconds retention)
       : max_jobs_(max_jobs), max_per_owner_(max_per_owner), retention_(retention) {}
 
-  enum class Full { no, all, owner };  // why create gave nullptr
+  using Full = JobsFull;  // why create gave nullptr (replies.h)
   // A new job of this owner, or nullptr when max_jobs are kept already
   // (`full` = all) or max_per_owner of this owner's (`full` = owner); `id`
   // "": a random one.

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "server/api/api.h"
+#include "server/store/json_text.h"
 
 namespace kibitz::server {
 
@@ -40,6 +41,33 @@ Reply error_reply(int status, std::string code, std::string message) {
   Reply r;
   r.status = status;
   r.body = {{"error", {{"code", valid_utf8(code)}, {"message", valid_utf8(message)}}}};
+  return r;
+}
+
+const std::shared_ptr<const std::string>& Reply::wire() {
+  if (!text) text = std::make_shared<const std::string>(to_wire(body));
+  return text;
+}
+
+nlohmann::json& Reply::json_body() {
+  if (body.is_null() && text) body = nlohmann::json::parse(*text, nullptr, false);
+  return body;
+}
+
+nlohmann::json Reply::error() const {
+  if (status == 200 || !body.is_object()) return nlohmann::json::object();
+  return body.value("error", nlohmann::json::object());
+}
+
+Reply cache_hit_reply(std::shared_ptr<const std::string> text) {
+  Reply r{200, nullptr, std::move(text), {{"X-Kibitz-Cache", "hit"}}};
+  r.cached = true;
+  return r;
+}
+
+Reply cache_hit_reply(nlohmann::json body) {
+  Reply r{200, std::move(body), nullptr, {{"X-Kibitz-Cache", "hit"}}};
+  r.cached = true;
   return r;
 }
 

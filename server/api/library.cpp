@@ -5,6 +5,7 @@
 #include <charconv>
 
 #include "server/api/encode.h"
+#include "server/api/metrics.h"
 #include "server/api/work.h"
 #include "server/store/json_text.h"
 #include "server/store/result_codec.h"
@@ -107,25 +108,16 @@ Reply library_lookup(ApiCore& core, std::string_view game, std::string_view fen,
 std::string library_metrics(ApiCore& core) {
   if (!core.store) return {};
   const auto stats = core.store->library_stats();
-  return "# HELP kibitz_library_bytes Size of the evaluation library.\n"
-         "# TYPE kibitz_library_bytes gauge\n"
-         "kibitz_library_bytes " +
-         std::to_string(stats.bytes) +
-         "\n"
-         "# HELP kibitz_library_entries Analyses kept in the evaluation library.\n"
-         "# TYPE kibitz_library_entries gauge\n"
-         "kibitz_library_entries " +
-         std::to_string(stats.entries) +
-         "\n"
-         "# HELP kibitz_library_hits_total Lookups answered from the evaluation library.\n"
-         "# TYPE kibitz_library_hits_total counter\n"
-         "kibitz_library_hits_total " +
-         std::to_string(core.library.hits.load()) +
-         "\n"
-         "# HELP kibitz_library_misses_total Lookups the evaluation library could not answer.\n"
-         "# TYPE kibitz_library_misses_total counter\n"
-         "kibitz_library_misses_total " +
-         std::to_string(core.library.misses.load()) + "\n";
+  return prometheus_metric("kibitz_library_bytes", "gauge", "Size of the evaluation library.",
+                           uint64_t(stats.bytes)) +
+         prometheus_metric("kibitz_library_entries", "gauge",
+                           "Analyses kept in the evaluation library.", uint64_t(stats.entries)) +
+         prometheus_metric("kibitz_library_hits_total", "counter",
+                           "Lookups answered from the evaluation library.",
+                           core.library.hits.load()) +
+         prometheus_metric("kibitz_library_misses_total", "counter",
+                           "Lookups the evaluation library could not answer.",
+                           core.library.misses.load());
 }
 
 }  // namespace kibitz::server

@@ -7,6 +7,9 @@
 #include <sstream>
 #include <tuple>
 
+#include "server/api/api_core.h"
+#include "server/store/store_pool.h"
+
 namespace kibitz::server {
 
 namespace {
@@ -37,15 +40,14 @@ std::string_view known_method(std::string_view method) {
   return "other";
 }
 
-struct Histogram {
-  std::array<uint64_t, kBuckets.size()> counts{};  // not cumulative; summed at render
-  uint64_t count = 0;
-  double sum = 0;
-};
-
 }  // namespace
 
 struct Metrics::Impl {
+  struct Histogram {
+    std::array<uint64_t, kBuckets.size()> counts{};  // not cumulative; summed at render
+    uint64_t count = 0;
+    double sum = 0;
+  };
   std::mutex mutex;
   std::map<std::tuple<std::string, std::string, int>, uint64_t> requests;
   std::map<std::string, Histogram> latency;  // by route
@@ -66,7 +68,7 @@ void Metrics::observe_request(std::string_view route, std::string_view method, i
   const std::string r(known_route(route));
   std::lock_guard lock(impl_->mutex);
   ++impl_->requests[{r, std::string(known_method(method)), status}];
-  Histogram& h = impl_->latency[r];
+  Impl::Histogram& h = impl_->latency[r];
   size_t i = 0;
   while (i < kBuckets.size() && seconds > kBuckets[i]) ++i;
   if (i < kBuckets.size()) ++h.counts[i];
@@ -158,42 +160,91 @@ std::string Metrics::render() {
       out << "kibitz_http_request_duration_seconds_count{route=\"" << route << "\"} " << h.count
           << '\n';
     }
-    out << "# HELP kibitz_jobs_queued Analyses and jobs waiting for search threads.\n"
-           "# TYPE kibitz_jobs_queued gauge\n"
-        << "kibitz_jobs_queued " << m.jobs_queued << '\n'
-        << "# HELP kibitz_jobs_running Analyses and jobs searching now.\n"
-           "# TYPE kibitz_jobs_running gauge\n"
-        << "kibitz_jobs_running " << m.jobs_running << '\n'
-        << "# HELP kibitz_jobs_finished_total Analyses and jobs that ran to their limit.\n"
-           "# TYPE kibitz_jobs_finished_total counter\n"
-        << "kibitz_jobs_finished_total " << m.jobs_finished << '\n'
-        << "# HELP kibitz_jobs_cancelled_total Analyses and jobs stopped by a client, a "
-           "disconnect, a deadline or shutdown.\n"
-           "# TYPE kibitz_jobs_cancelled_total counter\n"
-        << "kibitz_jobs_cancelled_total " << m.jobs_cancelled << '\n'
-        << "# HELP kibitz_jobs_failed_total Jobs that ended with an error.\n"
-           "# TYPE kibitz_jobs_failed_total counter\n"
-        << "kibitz_jobs_failed_total " << m.jobs_failed << '\n'
-        << "# HELP kibitz_nodes_searched_total Nodes searched by all analyses.\n"
-           "# TYPE kibitz_nodes_searched_total counter\n"
-        << "kibitz_nodes_searched_total " << m.nodes << '\n'
-        << "# HELP kibitz_cache_hits_total Analyses answered from the result cache.\n"
-           "# TYPE kibitz_cache_hits_total counter\n"
-        << "kibitz_cache_hits_total " << m.cache_hits << '\n'
-        << "# HELP kibitz_cache_misses_total Analyses not found in the result cache.\n"
-           "# TYPE kibitz_cache_misses_total counter\n"
-        << "kibitz_cache_misses_total " << m.cache_misses << '\n'
-        << "# HELP kibitz_ws_connections Open WebSocket connections.\n"
-           "# TYPE kibitz_ws_connections gauge\n"
-        << "kibitz_ws_connections " << m.ws_open << '\n'
-        << "# HELP kibitz_ws_connections_total WebSocket connections opened.\n"
-           "# TYPE kibitz_ws_connections_total counter\n"
-        << "kibitz_ws_connections_total " << m.ws_total << '\n';
+    out << prometheus_metric("kibitz_jobs_queued", "gauge",
+                             "Analyses and jobs waiting for search threads.", m.jobs_queued)
+        << prometheus_metric("kibitz_jobs_running", "gauge", "Analyses and jobs searching now.",
+                             m.jobs_running)
+        << prometheus_metric("kibitz_jobs_finished_total", "counter",
+                             "Analyses and jobs that ran to their limit.", m.jobs_finished)
+        << prometheus_metric("kibitz_jobs_cancelled_total", "counter",
+                             "Analyses and jobs stopped by a client, a disconnect, a deadline or "
+                             "shutdown.",
+                             m.jobs_cancelled)
+        << prometheus_metric("kibitz_jobs_failed_total", "counter",
+                             "Jobs that ended with an error.", m.jobs_failed)
+        << prometheus_metric("kibitz_nodes_searched_total", "counter",
+                             "Nodes searched by all analyses.", m.nodes)
+        << prometheus_metric("kibitz_cache_hits_total", "counter",
+                             "Analyses answered from the result cache.", m.cache_hits)
+        << prometheus_metric("kibitz_cache_misses_total", "counter",
+                             "Analyses not found in the result cache.", m.cache_misses)
+        << prometheus_metric("kibitz_ws_connections", "gauge", "Open WebSocket connections.",
+                             m.ws_open)
+        << prometheus_metric("kibitz_ws_connections_total", "counter",
+                             "WebSocket connections opened.", m.ws_total);
     gauges = m.gauges;
   }
   // Outside the lock: the source asks the service, which takes its own locks.
   if (gauges) out << gauges();
   return out.str();
+}
+
+std::string prometheus_head(std::string_view name, std::string_view type, std::string_view help) {
+  std::string s;
+  s.append("# HELP ").append(name).append(" ").append(help).append("\n");
+  s.append("# TYPE ").append(name).append(" ").append(type).append("\n");
+  return s;
+}
+
+std::string prometheus_metric(std::string_view name, std::string_view type, std::string_view help,
+                              uint64_t value) {
+  std::string s = prometheus_head(name, type, help);
+  s.append(name).append(" ").append(std::to_string(value)).append("\n");
+  return s;
+}
+
+std::string prometheus_metric(std::string_view name, std::string_view type, std::string_view help,
+                              int64_t value) {
+  std::string s = prometheus_head(name, type, help);
+  s.append(name).append(" ").append(std::to_string(value)).append("\n");
+  return s;
+}
+
+namespace {
+
+// A gauge of a pool's calls: running and waiting.
+std::string pool_gauge(std::string_view name, std::string_view help, const store::StorePool& pool) {
+  std::string s = prometheus_head(name, "gauge", help);
+  s.append(name).append("{state=\"running\"} ").append(std::to_string(pool.running()));
+  s.append("\n").append(name).append("{state=\"waiting\"} ").append(std::to_string(pool.queued()));
+  return s + "\n";
+}
+
+}  // namespace
+
+std::function<std::string()> server_gauges(engine::Service& service, std::weak_ptr<ApiCore> core,
+                                           const store::StorePool& store_calls,
+                                           const store::StorePool& big_submissions) {
+  return [svc = &service, weak_core = std::move(core), pool = &store_calls,
+          bulk = &big_submissions] {
+    std::string s = prometheus_head("kibitz_table_hashfull_permille", "gauge",
+                                    "Transposition table use per game.");
+    for (GameKind g : {GameKind::chess, GameKind::draughts})
+      s += "kibitz_table_hashfull_permille{game=\"" + std::string(game_name(g)) + "\"} " +
+           std::to_string(svc->hashfull(g)) + "\n";
+    s += prometheus_metric("kibitz_search_threads", "gauge", "Threads of the search pool.",
+                           uint64_t(svc->threads()));
+    if (auto c = weak_core.lock()) {
+      s += prometheus_metric("kibitz_queue_length", "gauge", "Work waiting for search threads.",
+                             c->scheduler.queued());
+      s += library_metrics(*c);
+    }
+    s += pool_gauge("kibitz_store_calls", "Store calls of requests on the store's threads.", *pool);
+    s += pool_gauge("kibitz_big_submissions",
+                    "Job submissions of 64 KiB or more on the nice-19 thread that reads them.",
+                    *bulk);
+    return s;
+  };
 }
 
 }  // namespace kibitz::server

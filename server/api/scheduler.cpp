@@ -1,3 +1,7 @@
+// The scheduler (scheduler.h tells its rules). One concept in one file,
+// over 450 lines: admission, the fair choice of the next work, the live
+// slices, cancel and shutdown all read and change the same queues and
+// counts under one mutex; split, each part would need the others' state.
 #include "server/api/scheduler.h"
 
 #include <algorithm>
@@ -6,6 +10,7 @@
 #include <spdlog/spdlog.h>
 
 #include "common/contain.h"
+#include "server/api/replies.h"
 
 namespace kibitz::server {
 
@@ -480,8 +485,7 @@ void Scheduler::shutdown() {
     for (auto& [ptr, w] : running_) running.push_back(w);
     if (running_.empty()) idle_.notify_all();
   }
-  for (auto& w : queued)
-    abort_contained(*w, error_reply(503, "shutting_down", "the server is shutting down"));
+  for (auto& w : queued) abort_contained(*w, shutting_down_reply());
   for (auto& w : running) stop_contained(*w);
 }
 

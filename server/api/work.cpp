@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "common/contain.h"
+#include "server/api/replies.h"
 
 namespace kibitz::server {
 
@@ -15,10 +16,6 @@ namespace {
 
 int64_t ms_since(Clock::time_point t) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t).count();
-}
-
-Reply deadline_reply() {
-  return error_reply(503, "deadline_exceeded", "the job's deadline passed before it finished");
 }
 
 #ifdef KIBITZ_TEST_HOOKS
@@ -45,15 +42,48 @@ const std::string& test_crash_fen() {
 
 }  // namespace
 
+// --- EngineWork: the shape the three share --------------------------------
+
+template <class Call, class Handle>
+bool EngineWork<Call, Handle>::may_start(const char* kind) {
+  began_ = Clock::now();
+  if (began_ >= deadline_) {
+    core_->metrics.job_finished(false, true, 0);
+    spdlog::info("{} {} outcome=deadline_exceeded (queued too long)", kind, name());
+    done(deadline_reply());
+    return false;
+  }
+  if (before_search)
+    if (auto instead = before_search()) {
+      done(std::move(*instead));
+      return false;
+    }
+  return true;
+}
+
+template <class Call, class Handle>
+void EngineWork<Call, Handle>::not_started(const Error& e) {
+  core_->metrics.job_finished(false, true, 0);
+  spdlog::warn("{} did not start: {}: {}", name(), e.code, e.message);
+  done(engine_error(e));
+}
+
+template <class Call, class Handle>
+template <class Self, class Result, class Fn>
+void EngineWork<Call, Handle>::contained_end(const std::shared_ptr<Self>& self, const char* kind,
+                                             const Result& r, Fn on_end) {
+  contained([&] { ((*self).*on_end)(r); },
+            [&](const std::string& what) {
+              spdlog::error("{} {} failed: {}", kind, self->name(), what);
+              self->done(internal_reply(what));
+            });
+}
+
 // --- AnalysisWork ------------------------------------------------------
 
 AnalysisWork::AnalysisWork(std::shared_ptr<ApiCore> core, AnalyzeCall call, Reporter reporter,
                            std::string name, Clock::time_point deadline)
-    : Work(std::move(reporter), std::move(name)),
-      core_(std::move(core)),
-      call_(std::move(call)),
-      deadline_(deadline) {
-  queue_deadline = deadline;
+    : EngineWork(std::move(core), std::move(call), std::move(reporter), std::move(name), deadline) {
   threads = call_.request.threads;
   priority = call_.priority;
   live = call_.request.limits.infinite;
@@ -61,15 +91,7 @@ AnalysisWork::AnalysisWork(std::shared_ptr<ApiCore> core, AnalyzeCall call, Repo
 }
 
 void AnalysisWork::start() {
-  const auto now = Clock::now();
-  if (now >= deadline_) {
-    core_->metrics.job_finished(false, true, 0);
-    spdlog::info("analysis {} game={} outcome=deadline_exceeded (queued too long)", name(),
-                 game_name(context_.game));
-    return done(deadline_reply());
-  }
-  if (before_search)
-    if (auto instead = before_search()) return done(std::move(*instead));
+  if (!may_start("analysis")) return;
   engine::AnalysisRequest request = call_.request;
   // The threads the scheduler granted, which its shares may have lowered
   // from those asked for: the engine takes exactly these from the pool.
@@ -80,7 +102,8 @@ void AnalysisWork::start() {
   // for depth or nodes only; jobs and infinite searches to the job deadline.
   auto deadline = deadline_;
   if (priority == Priority::interactive && !request.limits.infinite)
-    deadline = std::min(deadline, now + std::chrono::milliseconds(core_->config.max_movetime_ms));
+    deadline =
+        std::min(deadline, began_ + std::chrono::milliseconds(core_->config.max_movetime_ms));
   request.limits.deadline = deadline;
   search_deadline_ = deadline;
 
@@ -99,23 +122,12 @@ void AnalysisWork::start() {
   };
 #endif
   callbacks.on_done = [self](const engine::Result& r) {
-    contained([&] { self->on_result(r); },
-              [&](const std::string& what) {
-                spdlog::error("analysis {} failed: {}", self->name(), what);
-                self->done(internal_reply(what));
-              });
+    contained_end(self, "analysis", r, &AnalysisWork::on_result);
   };
   auto handle = core_->service.analyze(request, std::move(callbacks));
-  if (!handle) {
-    core_->metrics.job_finished(false, true, 0);
-    spdlog::warn("analysis {} game={} outcome={}: {}", name(), game_name(context_.game),
-                 handle.error().code, handle.error().message);
-    return done(engine_error(handle.error()));
-  }
+  if (!handle) return not_started(handle.error());
   handle_.keep(*handle);
 }
-
-void AnalysisWork::stop() { handle_.stop(); }
 
 void AnalysisWork::on_result(const engine::Result& r) {
   handle_.finish();
@@ -144,23 +156,13 @@ void AnalysisWork::on_result(const engine::Result& r) {
 
 ReviewWork::ReviewWork(std::shared_ptr<ApiCore> core, AnnotateCall call, Reporter reporter,
                        std::string name, Clock::time_point deadline)
-    : Work(std::move(reporter), std::move(name)),
-      core_(std::move(core)),
-      call_(std::move(call)),
-      deadline_(deadline) {
-  queue_deadline = deadline;
+    : EngineWork(std::move(core), std::move(call), std::move(reporter), std::move(name), deadline) {
   threads = std::max(1, call_.options.parallel);
   priority = call_.priority;
 }
 
 void ReviewWork::start() {
-  started_ = Clock::now();
-  if (started_ >= deadline_) {
-    core_->metrics.job_finished(false, true, 0);
-    return done(deadline_reply());
-  }
-  if (before_search)
-    if (auto instead = before_search()) return done(std::move(*instead));
+  if (!may_start("review")) return;
   review::Options options = call_.options;
   if (!options.finished.empty())
     spdlog::info("review {} game={} resumes with {} of {} plies finished", name(),
@@ -175,26 +177,17 @@ void ReviewWork::start() {
     if (Clock::now() >= self->deadline_ && !self->deadline_hit_.exchange(true)) self->stop();
   };
   callbacks.on_done = [self](const Expected<review::Review, Error>& r) {
-    contained([&] { self->on_review(r); },
-              [&](const std::string& what) {
-                spdlog::error("review {} failed: {}", self->name(), what);
-                self->done(internal_reply(what));
-              });
+    contained_end(self, "review", r, &ReviewWork::on_review);
   };
   auto handle =
       review::start(core_->service, call_.game, call_.record, options, std::move(callbacks));
-  if (!handle) {
-    core_->metrics.job_finished(false, true, 0);
-    return done(engine_error(handle.error()));
-  }
+  if (!handle) return not_started(handle.error());
   handle_.keep(*handle);
 }
 
-void ReviewWork::stop() { handle_.stop(); }
-
 void ReviewWork::on_review(const Expected<review::Review, Error>& r) {
   handle_.finish();
-  const int64_t ms = ms_since(started_);
+  const int64_t ms = ms_since(began_);
   if (r) {
     core_->metrics.job_finished(false, false, r->nodes);
     spdlog::info("review {} game={} plies={} limits={} nodes={} time_ms={} outcome=done", name(),
@@ -213,7 +206,7 @@ void ReviewWork::on_review(const Expected<review::Review, Error>& r) {
   if (deadline_hit_) return done(deadline_reply());
   if (cancelled)
     return done(core_->scheduler.shutting_down()
-                    ? error_reply(503, "shutting_down", "the server is shutting down")
+                    ? shutting_down_reply()
                     : error_reply(409, "cancelled", "the review was stopped"));
   done(engine_error(r.error()));
 }
@@ -222,49 +215,32 @@ void ReviewWork::on_review(const Expected<review::Review, Error>& r) {
 
 PerftWork::PerftWork(std::shared_ptr<ApiCore> core, PerftCall call, Reporter reporter,
                      std::string name, Clock::time_point deadline)
-    : Work(std::move(reporter), std::move(name)),
-      core_(std::move(core)),
-      call_(std::move(call)),
-      deadline_(deadline) {
-  queue_deadline = deadline;
+    : EngineWork(std::move(core), std::move(call), std::move(reporter), std::move(name), deadline) {
   threads = 1;
   priority = Priority::interactive;
 }
 
 void PerftWork::start() {
-  started_ = Clock::now();
-  if (started_ >= deadline_) {
-    core_->metrics.job_finished(false, true, 0);
-    return done(deadline_reply());
-  }
+  if (!may_start("perft")) return;
   auto self = shared_from_this();
   engine::PerftCallbacks callbacks;
   callbacks.on_done = [self](const Expected<PerftReport, Error>& r) {
-    contained([&] { self->on_count(r); },
-              [&](const std::string& what) {
-                spdlog::error("perft {} failed: {}", self->name(), what);
-                self->done(internal_reply(what));
-              });
+    contained_end(self, "perft", r, &PerftWork::on_count);
   };
   // Held to the movetime cap like a synchronous analysis: a count the
   // client waits for never holds a search thread longer than any search.
   const auto until =
-      std::min(deadline_, started_ + std::chrono::milliseconds(core_->config.max_movetime_ms));
+      std::min(deadline_, began_ + std::chrono::milliseconds(core_->config.max_movetime_ms));
   auto handle =
       core_->service.perft_async(call_.game, call_.fen, call_.depth, until, std::move(callbacks));
-  if (!handle) {
-    core_->metrics.job_finished(false, true, 0);
-    return done(engine_error(handle.error()));
-  }
+  if (!handle) return not_started(handle.error());
   handle_.keep(*handle);
 }
-
-void PerftWork::stop() { handle_.stop(); }
 
 void PerftWork::on_count(const Expected<PerftReport, Error>& r) {
   handle_.finish();
   const auto us =
-      std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - started_).count();
+      std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - began_).count();
   spdlog::info("perft {} game={} depth={} outcome={} time_ms={}", name(), game_name(call_.game),
                call_.depth, r ? "done" : r.error().code, us / 1000);
   const bool cancelled = !r && r.error().code == "cancelled";
@@ -272,7 +248,7 @@ void PerftWork::on_count(const Expected<PerftReport, Error>& r) {
   if (!r) {
     if (r.error().code == "cancelled")
       return done(core_->scheduler.shutting_down()
-                      ? error_reply(503, "shutting_down", "the server is shutting down")
+                      ? shutting_down_reply()
                       : error_reply(409, "cancelled", "the count was stopped"));
     if (r.error().code == "deadline_exceeded") return done(deadline_reply());
     return done(engine_error(r.error()));

@@ -1,7 +1,7 @@
 // The units of scheduled work: an analysis (one engine search), a review
-// (a whole game) and a perft. Each is made from a request decoded once
-// (server/api/request.h), reports through its Reporter, and ends with
-// Work::done exactly once.
+// (a whole game) and a perft, in one shape (EngineWork). Each is made from
+// a request decoded once (server/api/request.h), reports through its
+// Reporter, and ends with Work::done exactly once.
 #pragma once
 
 #include <algorithm>
@@ -15,6 +15,7 @@
 
 #include "engine/service.h"
 #include "review/review.h"
+#include "server/api/api_core.h"
 #include "server/api/cache.h"
 #include "server/api/encode.h"
 #include "server/api/library.h"
@@ -24,37 +25,6 @@
 #include "server/store/store.h"
 
 namespace kibitz::server {
-
-// The scheduler's shares (scheduler.h) from the per-client settings.
-inline Shares shares_of(const Config& c, int pool) {
-  Shares s;
-  s.max_work_per_owner = c.max_work_per_client;
-  s.max_threads_per_owner =
-      c.max_threads_per_client > 0 ? c.max_threads_per_client : (std::max(1, pool) + 1) / 2;
-  s.interactive_threads = c.interactive_reserved_threads;
-  s.interactive_queue = c.interactive_reserved_queue;
-  return s;
-}
-
-// What work needs of the Api, shared: a work or a ticket that outlives the
-// Api (a session cancelling late) still finds it. Nothing in it owns a
-// thread, so it may be freed on any thread.
-struct ApiCore {
-  ApiCore(const Config& c, engine::Service& s, std::shared_ptr<store::Store> st)
-      : config(c),
-        service(s),
-        store(std::move(st)),
-        cache(c.cache_entries),
-        scheduler(s.threads(), c.queue_size, metrics, std::chrono::milliseconds(c.live_slice_ms),
-                  shares_of(c, s.threads())) {}
-  Config config;
-  engine::Service& service;             // outlives the Api
-  std::shared_ptr<store::Store> store;  // jobs and the evaluation library
-  LibraryCounters library;
-  Metrics metrics;
-  ResultCache cache;
-  Scheduler scheduler;
-};
 
 // The engine's handle of a started work, kept so that stop() can reach it.
 // The engine may finish (finish()) before start has stored the handle, and a
@@ -97,62 +67,84 @@ class HandleSlot {
 };
 
 // A job's start, before its search: counts the attempt in the store
-// (server/api/api.cpp). An answer instead ends the work without a search.
+// (server/api/job_recovery.cpp). An answer instead ends the work without a
+// search.
 using BeforeSearch = std::function<std::optional<Reply>()>;
 
-class AnalysisWork final : public Work, public std::enable_shared_from_this<AnalysisWork> {
+// The one shape of a unit of work: the Api's core, the request decoded once
+// (`Call`), its deadline, and the engine's handle (`Handle`) that stop()
+// reaches. An analysis, a review and a perft differ only in how they start
+// the engine and what their result is (`start` and the engine's callback).
+template <class Call, class Handle>
+class EngineWork : public Work {
+ public:
+  EngineWork(std::shared_ptr<ApiCore> core, Call call, Reporter reporter, std::string name,
+             engine::Clock::time_point deadline)
+      : Work(std::move(reporter), std::move(name)),
+        core_(std::move(core)),
+        call_(std::move(call)),
+        deadline_(deadline) {
+    queue_deadline = deadline;
+  }
+  BeforeSearch before_search;  // a job's, set before it is submitted
+
+ protected:
+  void stop() final { handle_.stop(); }
+  // The first step of start(): false, with the work answered, when its
+  // deadline has passed while it was queued or before_search answered
+  // instead of a search.
+  bool may_start(const char* kind);
+  // The engine did not start: its error is the answer.
+  void not_started(const Error& e);
+  // The engine's result callback: `on_end` with the exceptions contained
+  // (an exception is the work's 500).
+  template <class Self, class Result, class Fn>
+  static void contained_end(const std::shared_ptr<Self>& self, const char* kind, const Result& r,
+                            Fn on_end);
+
+  std::shared_ptr<ApiCore> core_;
+  Call call_;
+  engine::Clock::time_point deadline_;
+  engine::Clock::time_point began_;  // when start() ran
+  HandleSlot<Handle> handle_;
+};
+
+class AnalysisWork final : public EngineWork<AnalyzeCall, engine::SearchHandle>,
+                           public std::enable_shared_from_this<AnalysisWork> {
  public:
   AnalysisWork(std::shared_ptr<ApiCore> core, AnalyzeCall call, Reporter reporter, std::string name,
                engine::Clock::time_point deadline);
-  BeforeSearch before_search;  // set before it is submitted
 
  private:
   void start() override;
-  void stop() override;
   void on_result(const engine::Result& r);
 
-  std::shared_ptr<ApiCore> core_;
-  AnalyzeCall call_;
   ResultContext context_;
-  engine::Clock::time_point deadline_;
   engine::Clock::time_point search_deadline_;  // deadline_, or sooner for interactive searches
-  HandleSlot<engine::SearchHandle> handle_;
 };
 
-class ReviewWork final : public Work, public std::enable_shared_from_this<ReviewWork> {
+class ReviewWork final : public EngineWork<AnnotateCall, review::Handle>,
+                         public std::enable_shared_from_this<ReviewWork> {
  public:
   ReviewWork(std::shared_ptr<ApiCore> core, AnnotateCall call, Reporter reporter, std::string name,
              engine::Clock::time_point deadline);
-  BeforeSearch before_search;  // set before it is submitted
 
  private:
   void start() override;
-  void stop() override;
   void on_review(const Expected<review::Review, Error>& r);
 
-  std::shared_ptr<ApiCore> core_;
-  AnnotateCall call_;
-  engine::Clock::time_point deadline_;
-  engine::Clock::time_point started_;
-  HandleSlot<review::Handle> handle_;
   std::atomic<bool> deadline_hit_{false};
 };
 
-class PerftWork final : public Work, public std::enable_shared_from_this<PerftWork> {
+class PerftWork final : public EngineWork<PerftCall, engine::SearchHandle>,
+                        public std::enable_shared_from_this<PerftWork> {
  public:
   PerftWork(std::shared_ptr<ApiCore> core, PerftCall call, Reporter reporter, std::string name,
             engine::Clock::time_point deadline);
 
  private:
   void start() override;
-  void stop() override;
   void on_count(const Expected<PerftReport, Error>& r);
-
-  std::shared_ptr<ApiCore> core_;
-  PerftCall call_;
-  engine::Clock::time_point deadline_;
-  engine::Clock::time_point started_;
-  HandleSlot<engine::SearchHandle> handle_;
 };
 
 }  // namespace kibitz::server

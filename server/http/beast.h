@@ -45,6 +45,9 @@ void post_to(const std::weak_ptr<S>& weak, const std::shared_ptr<PostGate>& gate
   });
 }
 
+// Beast's string_view as the standard one.
+inline std::string_view sv(beast::string_view s) { return {s.data(), s.size()}; }
+
 // A request target or header value made safe for one log line.
 inline std::string loggable(std::string_view s, size_t max = 200) {
   std::string out;

@@ -8,6 +8,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <unordered_map>
 
@@ -52,13 +53,32 @@ class PostGate {
   bool open_ = true;
 };
 
-// A connection as shutdown sees it.
+// A connection, HTTP or WebSocket, as shutdown and its own handlers see it.
 class Session {
  public:
   virtual ~Session() = default;
   // Thread-safe: posts to the session's strand. HTTP: close when idle or
   // after the response in progress. WebSocket: cancel searches, close 1001.
   virtual void shutdown() = 0;
+
+  // Runs fn() with exceptions contained: every handler of a session (a
+  // request's or message's, an I/O completion's, a search callback's) runs
+  // through it. What throws goes to on_exception, which logs it and answers
+  // or closes as the session can; the process and every other connection
+  // go on.
+  template <class Fn>
+  void contain(const char* where, Fn&& fn) noexcept {
+    try {
+      fn();
+    } catch (const std::exception& e) {
+      on_exception(where, e.what());
+    } catch (...) {
+      on_exception(where, "an exception of unknown type");
+    }
+  }
+
+ protected:
+  virtual void on_exception(const char* where, const char* what) noexcept = 0;
 };
 
 class SessionRegistry {
@@ -110,6 +130,22 @@ struct ServerContext {
   ConnectionLimits connections;  // open connections per client and overall
   FloodMemo ws_flooders;         // clients whose WebSocket was closed for flooding
   std::atomic<bool> stopping{false};
+
+#if KIBITZ_HAVE_ACCESS
+  // The client's concurrent-search slot (access control's cap on its
+  // searches at once), held in `slot` while its search or count runs; the
+  // refusal to answer when it has its searches running already. Without
+  // access control nothing is held.
+  std::optional<AccessDecision> take_search_slot(const std::string& key_id,
+                                                 const std::string& client,
+                                                 std::shared_ptr<void>& slot) {
+    if (!access) return std::nullopt;
+    SearchSlot s = access->acquire_search(key_id, client);
+    if (!s.held()) return access->refused_search(key_id);
+    slot = std::make_shared<SearchSlot>(std::move(s));
+    return std::nullopt;
+  }
+#endif
 };
 
 using SteadyClock = std::chrono::steady_clock;

@@ -1,10 +1,17 @@
-// One HTTP/1.1 connection: reads a request (with timeouts and size caps),
-// routes it to the Api, writes the answer, and repeats while keep-alive
-// holds. Requests are handled one at a time, so one write is in flight at
-// most; a streamed NDJSON answer queues a bounded number of lines. Every
-// response is an http::response written by Beast's serializer (a streamed
-// one: its header by a response_serializer, then Beast's chunks). A
-// WebSocket upgrade on /v1/ws hands the socket to a WsSession.
+// One HTTP/1.1 connection. Its rooms, each a file of its own:
+//  - http_session.cpp: the read loop (a request with timeouts and size
+//    caps, one at a time), keep-alive, close, access, and the start and
+//    end of each exchange; a WebSocket upgrade on /v1/ws hands the socket
+//    to a WsSession;
+//  - routes.cpp: the route table, from each route to its Api call;
+//  - analysis_exchange.cpp: POST /v1/analyze (synchronous or NDJSON) and
+//    POST /v1/perft: the search slot, the answer memo, the streamed lines
+//    and the watch for a client that hangs up;
+//  - http_response.cpp: writing every response: through Beast's
+//    serializer, a body in memory behind its header in one write (the
+//    header reused for the same answer again), a file by http::async_write.
+// Requests are handled one at a time, so one write is in flight at most; a
+// streamed NDJSON answer queues a bounded number of lines (ndjson_stream.h).
 #pragma once
 
 #include <memory>
@@ -28,25 +35,16 @@ class HttpSession : public Session, public std::enable_shared_from_this<HttpSess
   void shutdown() override;
   Executor executor() { return stream_.get_executor(); }
 
-  // Runs fn() with exceptions contained: every handler of this session (a
-  // request's, an I/O completion's, a search callback's) runs through it.
-  // What throws is logged with the request; a request not yet answered gets
-  // 500 internal, one whose answer has started is cut off; the process and
-  // every other connection go on.
-  template <class Fn>
-  void contain(const char* where, Fn&& fn) noexcept {
-    try {
-      fn();
-    } catch (const std::exception& e) {
-      on_exception(where, e.what());
-    } catch (...) {
-      on_exception(where, "an exception of unknown type");
-    }
-  }
-
  private:
   using Request = http::request<http::string_body>;
   using Headers = std::vector<std::pair<std::string, std::string>>;
+  // The handler of a route (routes.cpp).
+  using Handler = void (HttpSession::*)(Request& req);
+  struct RouteRow {
+    Route route;
+    Handler handle;
+  };
+  static const RouteRow kRouteTable[];
 
   // The header of a streamed answer and its serializer, which refers to it.
   struct StreamHead {
@@ -78,7 +76,7 @@ class HttpSession : public Session, public std::enable_shared_from_this<HttpSess
     bool answering = false;  // a write of the answer has started
   };
 
-  bool answer_from_memo(const Request& req);
+  // --- http_session.cpp: the read loop and the exchange
   void read_request();
   void read_header();
   void on_header(beast::error_code ec);
@@ -86,33 +84,67 @@ class HttpSession : public Session, public std::enable_shared_from_this<HttpSess
   void on_body(beast::error_code ec);
   // A job submission from a client at a cap, known from its header alone:
   // its body is read into a scratch buffer and dropped, then it is answered.
-  void reply_after_hold(Reply r);
   std::optional<Reply> refused_before_body(const Request& head,
                                            std::optional<std::uint64_t> length);
   void discard_body();
   void on_discarded(beast::error_code ec);
   void fail_read(beast::error_code ec);
   void handle(Request&& req);
-  void dispatch_route(Request& req);
   bool check_access(const Request& req);
   void upgrade(Request&& req);
+  std::string request_client(const Request& req) const;  // ex_.client
+  Origin origin() const;  // who asks: client_owner(), for the scheduler's fairness
+  Origin job_origin(const Request& req) const;  // and its Idempotency-Key
+  void on_exception(const char* where, const char* what) noexcept override;
+  void finish_exchange(int status, uint64_t bytes);
+  void close();
 
+  // --- routes.cpp: the route table and its handlers
+  void dispatch_route(Request& req);
+  void options(Request& req);
+  void healthz(Request& req);
+  void readyz(Request& req);
+  void metrics(Request& req);
+  void info(Request& req);
+  void openapi(Request& req);
+  void analyze(Request& req);
+  void submit_job(Request& req);
+  void job(Request& req);
+  void evals(Request& req);
+  void moves(Request& req);
+  void tablebase(Request& req);
+  void perft(Request& req);
+  void annotate(Request& req);
+  void ws_without_upgrade(Request& req);
+  void static_file(Request& req);
+  // The body as JSON, or false with the error replied.
+  std::optional<nlohmann::json> parse_request(const Request& req);
+  // What an answer computed elsewhere calls: replied on this strand, for
+  // this exchange only.
+  std::function<void(Reply)> deliver();
+  // A call that may wait for the store, run on the store's threads.
+  void via_store(std::function<Reply()> call);
+
+  // --- analysis_exchange.cpp: an analysis or a count the client waits for
+  bool answer_from_memo(const Request& req);
   bool take_search_slot();
   void handle_analyze(Request& req, const nlohmann::json& body);
+  void handle_perft(const nlohmann::json& body);
   void on_analyze_done(uint64_t seq, Reply reply);
   void on_stream_info(uint64_t seq, std::string line);
   void write_stream();
   void write_stream_lines(std::shared_ptr<const NdjsonStream::Batch> batch);
   void on_stream_written(beast::error_code ec, size_t bytes);
+  // After an answer that did not come at once: the client's hang-up is watched.
+  void watch_after_answer();
   void watch_disconnect();
   void on_readable(uint64_t seq, beast::error_code ec);
-  void handle_static(const Request& req);
 
-  std::string request_client(const Request& req) const;  // ex_.client
-  Origin origin() const;  // who asks: client_owner(), for the scheduler's fairness
-  Origin job_origin(const Request& req) const;  // and its Idempotency-Key
+  // --- http_response.cpp: writing the answer
   void reply(Reply r);
   void reply_error(int status, std::string code, std::string message, Headers headers = {});
+  // A reply with a hold: sent when the hold ends, on a timer.
+  void reply_after_hold(Reply r);
   // Writes `res` as it is (its length set by the caller; no
   // prepare_payload). `keep` holds what the body points into until the
   // write completes.
@@ -125,9 +157,6 @@ class HttpSession : public Session, public std::enable_shared_from_this<HttpSess
   void write_head_and_body(net::const_buffer body, bool close_after, int status,
                            std::shared_ptr<const void> keep);
   void on_written(beast::error_code ec, size_t bytes, bool close, int status);
-  void finish_exchange(int status, uint64_t bytes);
-  void on_exception(const char* where, const char* what) noexcept;
-  void close();
   template <class Message>
   void stamp(Message& res, bool keep_alive);
 

@@ -1,5 +1,7 @@
 #include "static_files.h"
 
+#include "beast.h"
+
 #include <array>
 #include <boost/url/pct_string_view.hpp>
 #include <cctype>
@@ -142,6 +144,25 @@ std::string default_web_root() {
   const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
   if (ec) return {};
   return canonical_root((exe.parent_path() / "web").string());
+}
+
+StaticOpen open_static(const std::string& root, std::string_view url_path) {
+  StaticOpen open;
+  const StaticLookup found = resolve_static(root, url_path);
+  const auto fail = [&](int status, std::string code, std::string message) {
+    open.status = status;
+    open.code = std::move(code);
+    open.message = std::move(message);
+    return std::move(open);
+  };
+  if (found.status == StaticStatus::bad_path) return fail(400, "invalid_request", found.reason);
+  if (found.status == StaticStatus::not_found)
+    return fail(404, "not_found", "no such file: " + loggable(url_path, 100));
+  boost::beast::error_code ec;
+  open.body.open(found.file.path.c_str(), boost::beast::file_mode::scan, ec);
+  if (ec) return fail(404, "not_found", "cannot open " + loggable(url_path, 100));
+  open.file = found.file;
+  return open;
 }
 
 }  // namespace kibitz::server

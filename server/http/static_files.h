@@ -6,6 +6,8 @@
 #include <string>
 #include <string_view>
 
+#include <boost/beast/http/file_body.hpp>
+
 namespace kibitz::server {
 
 struct StaticFile {
@@ -24,6 +26,17 @@ struct StaticLookup {
 
 // `root` must be absolute and canonical ("" = no web page: everything 404).
 StaticLookup resolve_static(const std::string& root, std::string_view url_path);
+
+// A static file opened for a GET or HEAD of `url_path`: its lookup and its
+// body, or the error to answer (status 400 invalid_request or 404
+// not_found, with the message).
+struct StaticOpen {
+  int status = 200;
+  std::string code, message;
+  StaticFile file;
+  boost::beast::http::file_body::value_type body;
+};
+StaticOpen open_static(const std::string& root, std::string_view url_path);
 
 // <dir of the running executable>/web when that folder exists, else "".
 std::string default_web_root();

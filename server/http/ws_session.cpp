@@ -234,14 +234,8 @@ void WsSession::start_search(const std::string& id, bool annotate, nlohmann::jso
         "at most " + std::to_string(cap) + " searches at once on one connection; stop one first");
   }
 #if KIBITZ_HAVE_ACCESS
-  if (ctx_.access) {
-    SearchSlot s = ctx_.access->acquire_search(key_id_, client_);
-    if (!s.held()) {
-      AccessDecision d = ctx_.access->refused_search(key_id_);
-      return send_error(id, d.code, d.message, d.retry_after_s);
-    }
-    slot = std::make_shared<SearchSlot>(std::move(s));
-  }
+  if (auto d = ctx_.take_search_slot(key_id_, client_, slot))
+    return send_error(id, d->code, d->message, d->retry_after_s);
 #endif
   const uint64_t gen = ++next_gen_;
   auto weak = weak_from_this();
@@ -271,14 +265,12 @@ void WsSession::start_search(const std::string& id, bool annotate, nlohmann::jso
     std::string text;
     try {
       nlohmann::json j;
-      if (r.text && r.body.is_null())  // a cached answer, serialised
-        r.body = nlohmann::json::parse(*r.text, nullptr, false);
-      if (r.status == 200) {
-        j = std::move(r.body);
+      if (r.ok()) {
+        j = std::move(r.json_body());
         j["type"] = final_type;
         j["id"] = id;
       } else {
-        j = {{"type", "error"}, {"id", id}, {"error", std::move(r.body.at("error"))}};
+        j = {{"type", "error"}, {"id", id}, {"error", r.error()}};
       }
       text = to_wire(j);
     } catch (const std::exception& e) {

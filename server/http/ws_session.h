@@ -40,21 +40,6 @@ class WsSession : public Session, public std::enable_shared_from_this<WsSession>
   void shutdown() override;
   Executor executor() { return ws_.get_executor(); }
 
-  // Runs fn() with exceptions contained (every handler of this session goes
-  // through it): a message whose handling throws gets an `internal` error
-  // for its id and the connection reads on; a failure in the transport
-  // closes this connection (1011). It is logged; the process goes on.
-  template <class Fn>
-  void contain(const char* where, Fn&& fn) noexcept {
-    try {
-      fn();
-    } catch (const std::exception& e) {
-      on_exception(where, e.what());
-    } catch (...) {
-      on_exception(where, "an exception of unknown type");
-    }
-  }
-
   // Queued messages beyond which reading pauses.
   static constexpr size_t kMaxQueued = 64;
 
@@ -80,7 +65,10 @@ class WsSession : public Session, public std::enable_shared_from_this<WsSession>
   void write();
   void on_write(beast::error_code ec, size_t bytes);
   void cancel_all();
-  void on_exception(const char* where, const char* what) noexcept;
+  // A message whose handling throws gets an `internal` error for its id
+  // and the connection reads on; a failure in the transport closes this
+  // connection (1011). It is logged; the process goes on.
+  void on_exception(const char* where, const char* what) noexcept override;
   void close_with(websocket::close_code code, const char* reason);
   void send_close(const websocket::close_reason& reason);
   // Why a message cannot be taken now ("" = it can; its tokens are then

@@ -51,7 +51,7 @@ class MemoryStore final : public Store {
     std::lock_guard lock(mutex_);
     auto it = jobs_.find(id);
     if (it == jobs_.end()) return Unexpected("no job " + id);
-    it->second.status = "running";
+    it->second.status = to_string(JobStatus::running);
     return ++it->second.attempts;
   }
 

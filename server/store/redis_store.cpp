@@ -1,3 +1,8 @@
+// The Redis backend (redis_store.h tells what it keeps where). One concept
+// in one file, over 450 lines: one class (RedisStore, implementing both
+// store.h's Store and its JobQueue) whose writer thread, subscriber thread
+// and health probe share its connections, locks and scripts
+// (redis_scripts.h); the connection itself is in redis_conn.cpp.
 #include "server/store/redis_store.h"
 
 #include <sys/random.h>

@@ -1,3 +1,8 @@
+// One concept in one file, over 450 lines: the SQLite backend is one class
+// (SqliteStore, implementing store.h) whose writer thread, checkpoint
+// thread and read connection share its statements, queue and locks;
+// pieces of it in other files would each need the others' private state.
+//
 // The SQLite backend: one file in WAL mode with synchronous=NORMAL (a commit
 // survives the process being killed; a power cut may lose the last few).
 //

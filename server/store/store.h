@@ -21,6 +21,41 @@
 
 #include "common/expected.h"
 
+namespace kibitz::server {
+
+// A job's state: the "status" GET /v1/jobs/{id} shows, kept in the store
+// by its name. Queued and running are unfinished; the other three are its end.
+enum class JobStatus { queued, running, done, cancelled, failed };
+
+constexpr std::string_view to_string(JobStatus s) {
+  switch (s) {
+    case JobStatus::queued:
+      return "queued";
+    case JobStatus::running:
+      return "running";
+    case JobStatus::done:
+      return "done";
+    case JobStatus::cancelled:
+      return "cancelled";
+    case JobStatus::failed:
+      break;
+  }
+  return "failed";
+}
+
+// A status as the store keeps it; a name it does not know reads as failed.
+constexpr JobStatus job_status(std::string_view name) {
+  for (JobStatus s : {JobStatus::queued, JobStatus::running, JobStatus::done, JobStatus::cancelled})
+    if (to_string(s) == name) return s;
+  return JobStatus::failed;
+}
+
+constexpr bool finished(JobStatus s) {
+  return s == JobStatus::done || s == JobStatus::cancelled || s == JobStatus::failed;
+}
+
+}  // namespace kibitz::server
+
 namespace kibitz::server::store {
 
 // A job as kept: the request it was accepted with, so that it can run again
@@ -29,7 +64,7 @@ struct JobRecord {
   std::string id, kind;           // kind: "analyze" or "annotate"
   std::string owner;              // for the scheduler's fairness
   nlohmann::json request;         // the request body as accepted
-  std::string status = "queued";  // queued, running, done, cancelled or failed
+  std::string status = "queued";  // a JobStatus by its name (to_string)
   nlohmann::json progress = nullptr, result = nullptr, error = nullptr;
   bool cancel_requested = false;  // DELETE came: never run again
   int64_t created_ms = 0;         // wall clock, ms since the epoch
@@ -43,7 +78,7 @@ struct JobRecord {
 // What changes of a job; unset fields are left as they are.
 struct JobUpdate {
   std::string id;
-  std::optional<std::string> status;
+  std::optional<std::string> status;  // a JobStatus by its name
   std::optional<nlohmann::json> progress, result, error;
   std::optional<bool> cancel_requested;
   std::optional<int64_t> finished_ms;
