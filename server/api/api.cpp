@@ -90,6 +90,13 @@ class ApiImpl final : public Api {
   }
   Reply get_job(std::string_view id) override { return jobs_.get(id); }
   Reply delete_job(std::string_view id) override { return jobs_.cancel(id); }
+  void delete_job_then(std::string_view id, std::function<void(Reply)> done) override {
+    calls_.store_call_later(
+        [this, id = std::string(id)](std::function<void(Reply)> answer) {
+          jobs_.cancel(id, std::move(answer));
+        },
+        std::move(done));
+  }
 
   Reply tablebase(std::string_view fen) override {
     if (core_->shutting_down) return shutting_down_reply();

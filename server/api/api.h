@@ -146,6 +146,14 @@ class Api {
     (void)fen;
     return error_reply(404, "no_tablebases", "no Syzygy tables are loaded");
   }
+  // DELETE /v1/jobs/{id} as the network calls it: `done` gets
+  // delete_job's answer (on another thread); the cancellation is stored on
+  // a store thread, as store_call's calls are, but no thread waits for the
+  // job's stop: a client deleting many running jobs at once holds no store
+  // thread while their searches stop. Exactly once.
+  virtual void delete_job_then(std::string_view id, std::function<void(Reply)> done) {
+    store_call([this, id = std::string(id)] { return delete_job(id); }, std::move(done));
+  }
   // Runs `call` -- one that may wait for the store: submit_job, annotate,
   // get_job, delete_job, evals -- on the store's own threads, never the
   // caller's, and gives its reply to `done` there: a network thread never

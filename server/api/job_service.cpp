@@ -124,11 +124,15 @@ Reply JobService::get(std::string_view id) {
   return Reply{200, job->to_json(), nullptr, {}};
 }
 
-Reply JobService::cancel(std::string_view id) {
+JobService::Stopping JobService::start_cancel(std::string_view id) {
+  Stopping s;
   auto job = jobs_.find(id);
   if (!job) {
-    if (auto stored = cancel_stored_job(*core_->store, id)) return std::move(*stored);
-    return unknown_job_reply(*core_->store, id);
+    if (auto stored = cancel_stored_job(*core_->store, id))
+      s.now = std::move(*stored);
+    else
+      s.now = unknown_job_reply(*core_->store, id);
+    return s;
   }
   std::shared_ptr<Work> work;
   bool cancelled = false;
@@ -138,23 +142,51 @@ Reply JobService::cancel(std::string_view id) {
     work = job->work;
   }
   // Stored before the answer: a cancelled job never runs after a restart.
-  store::Status stored = true;
   if (cancelled) {
     store::JobUpdate u;
     u.id = job->id;
     u.cancel_requested = true;
-    stored = core_->store->update_job(u, true);
+    s.stored = core_->store->update_job(u, true);
   }
   if (work) core_->scheduler.cancel(work);
-  // The answer shows the job as the stop left it (its best result so far),
-  // not as it was running: a search stops within milliseconds; the wait is
-  // bounded for one that does not, which shows "cancelled" meanwhile.
-  if (cancelled) job->wait_finished(std::chrono::seconds(2));
+  if (!cancelled) s.now = stopped_reply(*job, s.stored);
+  s.job = std::move(job);
+  return s;
+}
+
+Reply JobService::stopped_reply(const Job& job, const store::Status& stored) {
   if (!stored)
     return error_reply(503, "storage_unavailable",
                        "the job was stopped, but its cancellation could not be stored (" +
                            stored.error() + "): it may run again after a restart");
-  return Reply{200, job->to_json(), nullptr, {}};
+  return Reply{200, job.to_json(), nullptr, {}};
+}
+
+// The answer shows the job as the stop left it (its best result so far),
+// not as it was running: a search stops within milliseconds; the wait is
+// bounded (kStopWait) for one that does not, which shows "cancelled"
+// meanwhile.
+Reply JobService::cancel(std::string_view id) {
+  Stopping s = start_cancel(id);
+  if (s.now) return std::move(*s.now);
+  s.job->wait_finished(kStopWait);
+  return stopped_reply(*s.job, s.stored);
+}
+
+void JobService::cancel(std::string_view id, std::function<void(Reply)> done) {
+  Stopping s = start_cancel(id);
+  if (s.now) return done(std::move(*s.now));
+  // Whichever comes first, the job's end or the bound, answers; once. The
+  // job holds its waiter weakly: a job that never ends keeps nothing alive.
+  auto answered = std::make_shared<std::atomic<bool>>(false);
+  auto answer = std::make_shared<std::function<void()>>(
+      [answered, job = s.job, stored = s.stored, done = std::move(done)] {
+        if (!answered->exchange(true)) done(stopped_reply(*job, stored));
+      });
+  stop_waits_.at(TimerThread::Clock::now() + kStopWait, [answer] { (*answer)(); });
+  s.job->when_finished([weak = std::weak_ptr(answer)] {
+    if (auto a = weak.lock()) (*a)();
+  });
 }
 
 Reply JobService::Keyed::settle(store::Store& st, Reply r) const {

@@ -9,6 +9,8 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
+#include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -21,6 +23,7 @@
 #include "server/api/cluster.h"
 #include "server/api/idempotency.h"
 #include "server/api/jobs.h"
+#include "server/api/timer_thread.h"
 #include "server/api/work.h"
 
 namespace kibitz::server {
@@ -35,7 +38,14 @@ class JobService {
   // Api::refused_early: a submission refused at a cap before its body is read.
   std::optional<Reply> refused_early(std::string_view kind, const Origin& origin, bool keyed);
   Reply get(std::string_view id);     // GET /v1/jobs/{id}
-  Reply cancel(std::string_view id);  // DELETE /v1/jobs/{id}
+  Reply cancel(std::string_view id);  // DELETE /v1/jobs/{id}, waiting for the stop
+  // DELETE /v1/jobs/{id} with no thread waiting for the stop: the
+  // cancellation is stored on the caller's thread (a store thread), and
+  // `done` gets the answer once the job has stopped, or after kStopWait
+  // (on the timer thread): a client deleting many running jobs at once
+  // holds no store thread while their searches stop.
+  void cancel(std::string_view id, std::function<void(Reply)> done);
+  static constexpr std::chrono::seconds kStopWait{2};
 
   // At start (job_recovery.cpp): the jobs the store kept.
   void recover();
@@ -64,6 +74,17 @@ class JobService {
     Reply settle(store::Store& st, Reply r) const;
   };
   Keyed idempotent(const Origin& origin, std::string_view kind, const nlohmann::json& request);
+
+  // A DELETE's first half: the answer at once (unknown job, one that had
+  // finished, a job of another instance), or the job whose stop was asked
+  // for and stored (`stored` false: the store refused it, `why`).
+  struct Stopping {
+    std::optional<Reply> now;
+    std::shared_ptr<Job> job;
+    store::Status stored = true;
+  };
+  Stopping start_cancel(std::string_view id);
+  static Reply stopped_reply(const Job& job, const store::Status& stored);
 
   Reply submit_new_analysis(const nlohmann::json& request, const Origin& origin);
   Reply submit_new_review(const nlohmann::json& request, const Origin& origin);
@@ -94,6 +115,9 @@ class JobService {
   IdempotencyGate idempotency_gate_;
   std::atomic<int64_t> last_expiry_ms_{0};
   std::unique_ptr<Dispatcher> dispatcher_;  // several instances: takes jobs from the shared queue
+  // The DELETEs waiting for their jobs' stops (cancel with `done`): last,
+  // so that it closes first, answering those still waiting.
+  TimerThread stop_waits_;
 };
 
 }  // namespace kibitz::server

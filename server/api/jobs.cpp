@@ -1,11 +1,17 @@
 #include "server/api/jobs.h"
 
+#include "common/contain.h"
+
 #include <sys/random.h>
 
 #include <spdlog/spdlog.h>
 
 #include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <string>
 #include <system_error>
+#include <thread>
 
 namespace kibitz::server {
 
@@ -52,6 +58,17 @@ json job_json(std::string_view id, std::string_view kind, JobStatus status, cons
   return j;
 }
 
+void Job::when_finished(std::function<void()> f) {
+  {
+    std::lock_guard lock(mutex);
+    if (!finished_at) {
+      on_finished.push_back(std::move(f));
+      return;
+    }
+  }
+  f();
+}
+
 bool Job::wait_finished(std::chrono::milliseconds limit) const {
   std::unique_lock lock(mutex);
   return finished.wait_for(lock, limit, [&] { return finished_at.has_value(); });
@@ -83,6 +100,18 @@ Reporter Job::reporter_for(const std::shared_ptr<Job>& job, std::weak_ptr<ApiCor
   s.on_done = [weak, core](Reply reply) {
     auto j = weak.lock();
     if (!j) return;
+#ifdef KIBITZ_TEST_HOOKS
+    // A stop that takes this long to take effect (tests: a DELETE's wait
+    // holds no store thread).
+    if (const char* v = std::getenv("KIBITZ_TEST_JOB_STOP_DELAY_MS")) {
+      bool cancelled;
+      {
+        std::lock_guard lock(j->mutex);
+        cancelled = j->cancel_requested;
+      }
+      if (cancelled) std::this_thread::sleep_for(std::chrono::milliseconds(std::atoi(v)));
+    }
+#endif
     reply.json_body();  // a cached answer holds only its text
     store::JobUpdate update;
     update.id = j->id;
@@ -119,14 +148,19 @@ Reporter Job::reporter_for(const std::shared_ptr<Job>& job, std::weak_ptr<ApiCor
         spdlog::error("job {} finished: {}, but the store could not keep it: {}", j->id,
                       *update.status, ok.error());
     }
-    std::shared_ptr<Work> work;  // released outside the lock
-    std::lock_guard lock(j->mutex);
-    j->status = end;
-    if (update.result) j->result = std::move(*update.result);
-    if (update.error) j->error = std::move(*update.error);
-    j->finished_at = engine::Clock::now();
-    work = std::move(j->work);
-    j->finished.notify_all();
+    std::shared_ptr<Work> work;                  // released outside the lock
+    std::vector<std::function<void()>> waiters;  // called outside it
+    {
+      std::lock_guard lock(j->mutex);
+      j->status = end;
+      if (update.result) j->result = std::move(*update.result);
+      if (update.error) j->error = std::move(*update.error);
+      j->finished_at = engine::Clock::now();
+      work = std::move(j->work);
+      waiters.swap(j->on_finished);
+      j->finished.notify_all();
+    }
+    for (auto& f : waiters) contained(f, [](const std::string&) {});
   };
   return s;
 }

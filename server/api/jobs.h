@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -12,6 +13,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 #include "engine/analysis.h"
 #include "server/api/api.h"
@@ -38,6 +40,9 @@ struct Job {
   bool interrupted = false;
   std::optional<engine::Clock::time_point> finished_at;
   std::shared_ptr<Work> work;  // until it finishes
+  // Called once, just after it finishes (outside `mutex`), on the thread
+  // that finished it: when_finished adds to them.
+  std::vector<std::function<void()>> on_finished;
   // Its search's starts as the store counted them when this process last
   // started it; 0 while it has not started here.
   int attempts = 0;
@@ -47,6 +52,9 @@ struct Job {
   nlohmann::json to_json() const;
   // Waits until the job has finished or `limit` has passed: true if finished.
   bool wait_finished(std::chrono::milliseconds limit) const;
+  // Calls `f` once the job has finished: at once (on this thread) if it
+  // has, else on the thread that finishes it.
+  void when_finished(std::function<void()> f);
   // A reporter that records into this job, and into the store of `core`:
   // progress written behind, the end written before the job shows it.
   static Reporter reporter_for(const std::shared_ptr<Job>& job, std::weak_ptr<ApiCore> core);

@@ -1,5 +1,7 @@
 #include "server/api/off_thread.h"
 
+#include <atomic>
+#include <memory>
 #include <optional>
 
 #include "common/contain.h"
@@ -32,15 +34,34 @@ store::StorePool::Task pooled(std::function<Reply()> call, std::function<void(Re
   };
 }
 
+Reply store_busy_reply(const store::StorePool& pool) {
+  Reply r = error_reply(503, "storage_unavailable",
+                        "the store is busy: " + std::to_string(pool.max_queued()) +
+                            " calls wait for it already; retry later");
+  r.headers.emplace_back("Retry-After", "1");
+  return r;
+}
+
 }  // namespace
 
 void OffThreadCalls::store_call(std::function<Reply()> call, std::function<void(Reply)> done) {
   if (store_pool_.post(pooled(std::move(call), done))) return;
-  Reply r = error_reply(503, "storage_unavailable",
-                        "the store is busy: " + std::to_string(store_pool_.max_queued()) +
-                            " calls wait for it already; retry later");
-  r.headers.emplace_back("Retry-After", "1");
-  done(std::move(r));
+  done(store_busy_reply(store_pool_));
+}
+
+void OffThreadCalls::store_call_later(std::function<void(std::function<void(Reply)>)> call,
+                                      std::function<void(Reply)> done) {
+  auto once = std::make_shared<std::atomic<bool>>(false);
+  std::function<void(Reply)> answer = [once, done](Reply r) {
+    if (!once->exchange(true)) done(std::move(r));
+  };
+  auto task = [call = std::move(call), answer](bool run) {
+    if (!run) return answer(shutting_down_reply());
+    contained([&] { call(answer); },
+              [&](const std::string& what) { answer(internal_reply(what)); });
+  };
+  if (store_pool_.post(std::move(task))) return;
+  answer(store_busy_reply(store_pool_));
 }
 
 void OffThreadCalls::bulk_call(const std::string& owner, std::function<Reply()> call,

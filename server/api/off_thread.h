@@ -21,6 +21,12 @@ class OffThreadCalls {
       : store_pool_(config.store.threads, size_t(config.store.queue_size)) {}
 
   void store_call(std::function<Reply()> call, std::function<void(Reply)> done);
+  // Like store_call, for a call that answers later by itself: `call` gets
+  // the answer's function (it may hand it on); `done` is called exactly
+  // once whatever `call` does with it (an exception before it answered:
+  // 500 internal).
+  void store_call_later(std::function<void(std::function<void(Reply)>)> call,
+                        std::function<void(Reply)> done);
   void bulk_call(const std::string& owner, std::function<Reply()> call,
                  std::function<void(Reply)> done);
   bool bulk_full(const std::string& owner) const;

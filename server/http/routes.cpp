@@ -168,8 +168,8 @@ void HttpSession::annotate(Request& req) { submit_job(req); }
 
 void HttpSession::job(Request&) {
   Api& api = ctx_.api;
-  if (ex_.method == "DELETE")
-    return via_store([&api, id = std::string(ex_.route.id)] { return api.delete_job(id); });
+  // Answered once the job has stopped; no thread waits meanwhile.
+  if (ex_.method == "DELETE") return api.delete_job_then(ex_.route.id, deliver());
   via_store([&api, id = std::string(ex_.route.id)] { return api.get_job(id); });
 }
 

@@ -3,8 +3,11 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <future>
+#include <mutex>
 #include <thread>
+#include <vector>
 
 #include "api_test_support.h"
 #include "server/api/jobs.h"
@@ -108,6 +111,78 @@ TEST(Jobs, RunningJobIsCancelledByDelete) {
   EXPECT_EQ(r.body["status"], "cancelled");
   EXPECT_EQ(r.body["result"], deleted.body["result"]);
 }
+
+// DELETE as the network calls it (Api::delete_job_then): the same answer
+// as delete_job, given once the stop has taken effect.
+TEST(Jobs, RunningJobIsCancelledByADeleteAnsweredWhenItStops) {
+  auto service = small_service(1);
+  auto api = make_api(test_config(), *service);
+  const std::string id = api->submit_job({{"limits", {{"movetime_ms", 4000}}}}, {}).body["id"];
+  for (int i = 0; i < 6000 && api->get_job(id).body["progress"].is_null(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  EXPECT_EQ(api->get_job(id).body["status"], "running");
+  std::promise<Reply> answered;
+  api->delete_job_then(id, [&](Reply r) { answered.set_value(std::move(r)); });
+  auto f = answered.get_future();
+  ASSERT_EQ(f.wait_for(std::chrono::seconds(60)), std::future_status::ready);
+  Reply deleted = f.get();
+  EXPECT_EQ(deleted.status, 200);
+  EXPECT_EQ(deleted.body["status"], "cancelled");
+  EXPECT_EQ(deleted.body["result"]["stopped"], true);
+  EXPECT_TRUE(deleted.body["result"]["bestmove"].is_string());
+  EXPECT_EQ(api->get_job(id).body["result"], deleted.body["result"]);
+  // Unknown, and finished already: answered at once, as delete_job answers.
+  std::promise<Reply> unknown, again;
+  api->delete_job_then("nope", [&](Reply r) { unknown.set_value(std::move(r)); });
+  api->delete_job_then(id, [&](Reply r) { again.set_value(std::move(r)); });
+  EXPECT_EQ(unknown.get_future().get().status, 404);
+  Reply second = again.get_future().get();
+  EXPECT_EQ(second.status, 200);
+  EXPECT_EQ(second.body["status"], "cancelled");
+}
+
+#ifdef KIBITZ_TEST_HOOKS
+// A DELETE whose job takes long to stop (the test hook holds the stop for
+// 1.5 s) holds no store thread meanwhile: with one store thread, a GET sent
+// after it is answered before it. Before, the DELETE waited for the stop on
+// the store thread, and every job call of every client waited behind it.
+TEST(Jobs, ADeleteWaitingForTheStopHoldsNoStoreThread) {
+  ASSERT_EQ(setenv("KIBITZ_TEST_JOB_STOP_DELAY_MS", "1500", 1), 0);
+  auto service = small_service(1);
+  Config c = test_config();
+  c.store.threads = 1;
+  auto api = make_api(c, *service);
+  const std::string id = api->submit_job({{"limits", {{"movetime_ms", 20000}}}}, {}).body["id"];
+  for (int i = 0; i < 6000 && api->get_job(id).body["progress"].is_null(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  ASSERT_EQ(api->get_job(id).body["status"], "running");
+  std::mutex m;
+  std::vector<std::string> order;
+  std::promise<void> both;
+  auto note = [&](std::string what) {
+    std::lock_guard lock(m);
+    order.push_back(std::move(what));
+    if (order.size() == 2) both.set_value();
+  };
+  Reply deleted, read;
+  api->delete_job_then(id, [&](Reply r) {
+    deleted = std::move(r);
+    note("delete");
+  });
+  api->store_call([&] { return api->get_job(id); },
+                  [&](Reply r) {
+                    read = std::move(r);
+                    note("get");
+                  });
+  ASSERT_EQ(both.get_future().wait_for(std::chrono::seconds(60)), std::future_status::ready);
+  unsetenv("KIBITZ_TEST_JOB_STOP_DELAY_MS");
+  EXPECT_EQ(order, (std::vector<std::string>{"get", "delete"}));
+  EXPECT_EQ(read.body["status"], "cancelled");  // never "running" after the DELETE
+  EXPECT_EQ(deleted.status, 200);
+  EXPECT_EQ(deleted.body["status"], "cancelled");
+  EXPECT_EQ(deleted.body["result"]["stopped"], true);
+}
+#endif
 
 TEST(Jobs, ARunningJobShowsCancelledFromItsDeleteOn) {
   // Job::to_json of a job whose stop has not yet taken effect: what its
