@@ -1,4 +1,5 @@
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cctype>
 #include <cstring>
@@ -43,8 +44,10 @@ std::vector<unsigned char> random_network(uint64_t seed, int buckets = 4) {
   return f;
 }
 
+// In a file of this process's own: ctest runs the generic and bmi2
+// variants of a test at once, and one read the other's half-written file.
 std::string write_file(const std::string& name, const std::vector<unsigned char>& bytes) {
-  const std::string path = testing::TempDir() + name;
+  const std::string path = testing::TempDir() + std::to_string(getpid()) + "-" + name;
   std::ofstream(path, std::ios::binary)
       .write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size()));
   return path;
