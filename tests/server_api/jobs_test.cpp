@@ -15,6 +15,16 @@
 namespace kibitz::server::test {
 namespace {
 
+// A job of `movetime_ms` submitted, once it searches (it reports iterations
+// as progress), or after the hang guard: the caller checks its status.
+std::string running_job(Api& api, int movetime_ms) {
+  const std::string id =
+      api.submit_job({{"limits", {{"movetime_ms", movetime_ms}}}}, {}).body["id"];
+  for (int i = 0; i < 6000 && api.get_job(id).body["progress"].is_null(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  return id;
+}
+
 TEST(Jobs, AnalysisJobRunsToDone) {
   auto service = small_service(1);
   auto api = make_api(test_config(), *service);
@@ -95,10 +105,7 @@ TEST(Jobs, QueuedJobIsCancelledByDelete) {
 TEST(Jobs, RunningJobIsCancelledByDelete) {
   auto service = small_service(1);
   auto api = make_api(test_config(), *service);
-  const std::string id = api->submit_job({{"limits", {{"movetime_ms", 4000}}}}, {}).body["id"];
-  // Wait until it searches (it reports iterations as progress).
-  for (int i = 0; i < 6000 && api->get_job(id).body["progress"].is_null(); ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  const std::string id = running_job(*api, 4000);
   EXPECT_EQ(api->get_job(id).body["status"], "running");
   // The DELETE answers the job as the stop left it: cancelled, with the
   // best found so far, and every later GET says the same.
@@ -117,9 +124,7 @@ TEST(Jobs, RunningJobIsCancelledByDelete) {
 TEST(Jobs, RunningJobIsCancelledByADeleteAnsweredWhenItStops) {
   auto service = small_service(1);
   auto api = make_api(test_config(), *service);
-  const std::string id = api->submit_job({{"limits", {{"movetime_ms", 4000}}}}, {}).body["id"];
-  for (int i = 0; i < 6000 && api->get_job(id).body["progress"].is_null(); ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  const std::string id = running_job(*api, 4000);
   EXPECT_EQ(api->get_job(id).body["status"], "running");
   std::promise<Reply> answered;
   api->delete_job_then(id, [&](Reply r) { answered.set_value(std::move(r)); });
@@ -152,9 +157,7 @@ TEST(Jobs, ADeleteWaitingForTheStopHoldsNoStoreThread) {
   Config c = test_config();
   c.store.threads = 1;
   auto api = make_api(c, *service);
-  const std::string id = api->submit_job({{"limits", {{"movetime_ms", 20000}}}}, {}).body["id"];
-  for (int i = 0; i < 6000 && api->get_job(id).body["progress"].is_null(); ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  const std::string id = running_job(*api, 20000);
   ASSERT_EQ(api->get_job(id).body["status"], "running");
   std::mutex m;
   std::vector<std::string> order;
