@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # An abuser and a bystander (issue 41): for each attack vector an abusive
 # client floods the server for SECONDS (default 30) while a well-behaved
-# client analyses at depth 8 every 100 ms, submits a job every 0.5 s (one in
-# seven kept, the others withdrawn at once), reads
-# its latest job every 100 ms and keeps a live WebSocket analysis (the
-# servers keep finished jobs 60 s for the run). See scripts/load/hostile.py
+# client analyses at depth 8 every 100 ms, submits a job every 100 ms (one in
+# 35 kept, the others withdrawn at once), reads its latest job every 100 ms
+# and keeps a live WebSocket analysis (the servers keep finished jobs 15 s
+# for the run). See scripts/load/hostile.py
 # for the vectors and the table it prints. Exit status 1 when the bystander
 # got any 429, 503 or 5xx, its live analysis an error, or the server died;
 # with LATENCY_FACTOR=F also when a bystander p99 passed F x its baseline.

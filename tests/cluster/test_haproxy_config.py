@@ -4,7 +4,9 @@ one, the same on HAProxy's retry after a 503, and a client's own key is
 kept (checked against a stand-in backend that records what reaches it and
 answers each first attempt 503); the log shows paths, never a query string:
 a WebSocket analysis through HAProxy to a real Kibitz with
-?access_token=TOKEN leaves no token in HAProxy's log or Kibitz's."""
+?access_token=TOKEN leaves no token in HAProxy's log or Kibitz's; a client
+that hangs up while its analysis is searched stops that search (HAProxy's
+option abortonclose closes the server's side)."""
 
 import asyncio
 import http.client
@@ -207,6 +209,28 @@ class HAProxyConfig(unittest.TestCase):
             hap.stop()
             kibitz.kill()
             os.unlink(cfg.name)
+
+    def test_a_client_that_hangs_up_stops_its_search(self):
+        kibitz = Server([], search_threads=1)
+        kibitz.start()
+        hap = HAProxy(kibitz.port).start()
+        try:
+            c = http.client.HTTPConnection("127.0.0.1", hap.port, timeout=60)
+            c.request("POST", "/v1/analyze",
+                      body=json.dumps({"limits": {"movetime_ms": 60000, "nodes": 10**9}}),
+                      headers={"Content-Type": "application/json"})
+            self.assertTrue(wait_until(lambda: kibitz.metric("kibitz_jobs_running") == 1, timeout=20),
+                            "the analysis never started searching")
+            c.sock.shutdown(socket.SHUT_RDWR)
+            c.close()
+            # Its movetime is 60 s: the search ends well before only if the
+            # instance saw the client leave.
+            self.assertTrue(wait_until(lambda: kibitz.metric("kibitz_jobs_running") == 0, timeout=20),
+                            "the search went on after its client hung up: " + hap.text())
+            self.assertEqual(hap.status("/healthz"), 200)
+        finally:
+            hap.stop()
+            kibitz.kill()
 
 
 if __name__ == "__main__":
