@@ -14,6 +14,13 @@
 // that fails is reported to its waiter or logged, and the file keeps what
 // was committed before.
 //
+// Expiry (deleting jobs past their retention) is no write of a client's:
+// the writer runs it only while no write waits, a few jobs a transaction
+// (kExpireChunk), so that a submission never waits for the deletion of many
+// big jobs (a 1 MiB review is a chain of 256 pages to free). Grouped with
+// the next submission's commit, as it was, one client's hundred 1 MiB
+// reviews expiring made another client's submission wait for all of them.
+//
 // Reads (the library's lookups, loading jobs at start) use their own
 // connection: in WAL mode they never wait for the writer.
 //
@@ -32,6 +39,7 @@
 #include <spdlog/spdlog.h>
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <csignal>
@@ -42,6 +50,7 @@
 #include <future>
 #include <mutex>
 #include <thread>
+#include <vector>
 
 #include "common/contain.h"
 #include "server/store/file_lock.h"
@@ -289,18 +298,12 @@ class SqliteStore final : public Store {
   }
 
   void expire_jobs(int64_t before_ms) override {
-    (void)submit(
-        [before_ms](Writer& w) {
-          SQLite::Statement s(w.db,
-                              "DELETE FROM job_plies WHERE job_id IN (SELECT id FROM jobs WHERE "
-                              "finished_ms > 0 AND finished_ms < ?)");
-          s.bind(1, static_cast<int64_t>(before_ms));
-          s.exec();
-          SQLite::Statement j(w.db, "DELETE FROM jobs WHERE finished_ms > 0 AND finished_ms < ?");
-          j.bind(1, static_cast<int64_t>(before_ms));
-          j.exec();
-        },
-        false);
+    {
+      std::lock_guard lock(mutex_);
+      if (closing_) return;
+      expire_before_ms_ = std::max(expire_before_ms_, before_ms);
+    }
+    cv_.notify_one();
   }
 
   std::optional<Eval> find_eval(const std::string& position, int multipv, int min_depth) override {
@@ -451,6 +454,10 @@ class SqliteStore final : public Store {
   }
 
   void flush() override {
+    {
+      std::unique_lock lock(mutex_);
+      expired_cv_.wait(lock, [this] { return closing_ || expire_before_ms_ == 0; });
+    }
     (void)submit([](Writer&) {}, true);
   }
 
@@ -483,9 +490,10 @@ class SqliteStore final : public Store {
     bool wrote = false;  // since the writer last went idle
     for (;;) {
       std::deque<Op> batch;
+      int64_t expire_before = 0;
       {
         std::unique_lock lock(mutex_);
-        const auto ready = [this] { return closing_ || !ops_.empty(); };
+        const auto ready = [this] { return closing_ || !ops_.empty() || expire_before_ms_ > 0; };
         // Idle means nothing for kIdleAfter, not a gap between two commits:
         // a client committing one job at a time would otherwise ask for a
         // checkpoint (and its syncs) after every commit.
@@ -496,12 +504,25 @@ class SqliteStore final : public Store {
           continue;
         }
         cv_.wait(lock, ready);
-        if (ops_.empty()) break;  // closing, and everything written
-        batch.swap(ops_);
+        if (ops_.empty() && closing_) break;  // everything written (expiry can wait)
+        if (ops_.empty())
+          expire_before = expire_before_ms_;  // nothing waits: a chunk of expiry
+        else
+          batch.swap(ops_);
+      }
+      wrote = true;
+      if (batch.empty()) {
+        if (expire_chunk(expire_before)) continue;  // more may be left
+        {
+          std::lock_guard lock(mutex_);
+          if (expire_before_ms_ == expire_before) expire_before_ms_ = 0;  // else asked again
+        }
+        expired_cv_.notify_all();
+        continue;
       }
       commit(batch);
-      wrote = true;
     }
+    expired_cv_.notify_all();
     contained([this] { writer_.db.exec("PRAGMA optimize"); }, [](const std::string&) {});
   }
 
@@ -552,6 +573,40 @@ class SqliteStore final : public Store {
       contained([this] { evict(); },
                 [this](const std::string& what) { log_failure("the library's eviction", what); });
   }
+
+  // One transaction deleting up to kExpireChunk jobs that finished before
+  // `before_ms`, their plies first: true when it found a whole chunk (more
+  // may be left). A failure is logged; the next expiry tries again.
+  bool expire_chunk(int64_t before_ms) noexcept {
+    if (write_delay_.count() > 0) std::this_thread::sleep_for(write_delay_);
+    int found = 0;
+    try {
+      SQLite::Transaction t(writer_.db);
+      SQLite::Statement ids(
+          writer_.db, "SELECT id FROM jobs WHERE finished_ms > 0 AND finished_ms < ? LIMIT ?");
+      ids.bind(1, static_cast<int64_t>(before_ms));
+      ids.bind(2, kExpireChunk);
+      std::vector<std::string> expired;
+      while (ids.executeStep()) expired.push_back(ids.getColumn(0).getString());
+      SQLite::Statement plies(writer_.db, "DELETE FROM job_plies WHERE job_id = ?");
+      SQLite::Statement jobs(writer_.db, "DELETE FROM jobs WHERE id = ?");
+      for (const auto& id : expired) {
+        for (auto* st : {&plies, &jobs}) {
+          st->bind(1, id);
+          st->exec();
+          st->reset();
+        }
+      }
+      t.commit();
+      found = int(expired.size());
+    } catch (...) {
+      log_failure("expiring jobs", current_exception_text());
+      return false;
+    }
+    return found == kExpireChunk;
+  }
+
+  static constexpr int kExpireChunk = 8;
 
   // SQLite's default threshold for its automatic checkpoint.
   static constexpr int kCheckpointPages = 1000;
@@ -708,6 +763,8 @@ class SqliteStore final : public Store {
   std::condition_variable cv_;
   std::deque<Op> ops_;
   bool closing_ = false;
+  int64_t expire_before_ms_ = 0;        // expiry asked for and not done (0: none)
+  std::condition_variable expired_cv_;  // expire_before_ms_ back to 0, or closing
   uint64_t library_bytes_ = 0, entries_ = 0;
 
   std::mutex log_mutex_;

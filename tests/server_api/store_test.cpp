@@ -123,6 +123,40 @@ TEST(Store, JobsAndPliesSurviveReopening) {
   EXPECT_TRUE(st->load_plies("b").empty());
 }
 
+#if KIBITZ_TEST_HOOKS
+// Expiry yields to the writes that wait: with every commit slowed by the
+// test hook (a slow disk), a job submitted just after the expiry of many
+// finished jobs is committed while most of them are still there. Before,
+// the expiry went into the submission's commit, which waited for all of it.
+TEST(Store, ExpiryYieldsToAWriteThatWaits) {
+  TempDir dir;
+  const auto settings = sqlite_at(dir.file("k.db"));
+  constexpr size_t kOld = 64;
+  {
+    auto st = open_ok(settings);
+    ASSERT_TRUE(st);
+    for (size_t i = 0; i < kOld; ++i) {
+      auto r = job("old" + std::to_string(i));
+      r.status = "done";
+      r.finished_ms = 2000;
+      ASSERT_TRUE(st->create_job(r));
+    }
+  }
+  ::setenv("KIBITZ_TEST_STORE_WRITE_DELAY_MS", "50", 1);
+  auto st = open_ok(settings);
+  ::unsetenv("KIBITZ_TEST_STORE_WRITE_DELAY_MS");
+  ASSERT_TRUE(st);
+  st->expire_jobs(3000);
+  ASSERT_TRUE(st->create_job(job("new")));  // durable: committed when it returns
+  const size_t old_left = st->load_jobs().size() - 1;
+  EXPECT_GT(old_left, 0u) << "the submission waited for the whole expiry";
+  st->flush();  // waits for the expiry too
+  auto jobs = st->load_jobs();
+  ASSERT_EQ(jobs.size(), 1u);
+  EXPECT_EQ(jobs[0].id, "new");
+}
+#endif
+
 void library_keeps_the_deepest(Store& st) {
   st.put_eval("chess|X|1", {12, 1, "d12"});
   st.put_eval("chess|X|1", {10, 1, "d10"});  // shallower: not kept
