@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "record/record.h"
 #include "server/api/interactive.h"
 #include "server/api/replies.h"
 #include "server/store/result_codec.h"
@@ -73,6 +74,17 @@ Reply JobService::submit_new_analysis(const json& request, const Origin& origin)
   return keyed.settle(*core_->store, submit_work(job, work));
 }
 
+// What a review job keeps in the store, to run it again after a restart:
+// the game as the review reads it (main line, tags, comments and NAGs),
+// not the text as sent, whose variations the review drops. Up to
+// max_body_bytes of them would be written for nothing, and one client's
+// burst of such games made every client's commits wait on the disk.
+json JobService::stored_review(const json& request, const AnnotateCall& call) {
+  json stored = request;
+  stored[call.game == GameKind::chess ? "pgn" : "pdn"] = record::write(call.record);
+  return stored;
+}
+
 Reply JobService::submit_new_review(const json& request, const Origin& origin) {
   if (core_->shutting_down) return shutting_down_reply();
   auto keyed = idempotent(origin, "annotate", request);
@@ -90,7 +102,7 @@ Reply JobService::submit_new_review(const json& request, const Origin& origin) {
     std::lock_guard lock(job->mutex);
     job->progress = {{"ply", 0}, {"plies", call->plies}};
   }
-  if (auto no = store_new(*job, request, origin.owner, nullptr)) {
+  if (auto no = store_new(*job, stored_review(request, *call), origin.owner, nullptr)) {
     forget_unstored(job->id, keyed);
     return refusal(keyed, std::move(*no));
   }

@@ -88,6 +88,7 @@ class JobService {
 
   Reply submit_new_analysis(const nlohmann::json& request, const Origin& origin);
   Reply submit_new_review(const nlohmann::json& request, const Origin& origin);
+  static nlohmann::json stored_review(const nlohmann::json& request, const AnnotateCall& call);
   std::optional<Reply> store_new(const Job& job, const nlohmann::json& request,
                                  const std::string& owner, const Reply* now);
   void forget_unstored(const std::string& id, const Keyed& keyed);

@@ -1,9 +1,11 @@
 // Jobs: lifecycle, retention, cancellation, limits on their number, and the
 // whole-game review as a job.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
 #include <future>
 #include <mutex>
 #include <thread>
@@ -11,6 +13,7 @@
 
 #include "api_test_support.h"
 #include "server/api/jobs.h"
+#include "server/store/store.h"
 
 namespace kibitz::server::test {
 namespace {
@@ -244,6 +247,45 @@ TEST(Jobs, AnnotateJobReachesDoneWithEveryPly) {
   EXPECT_TRUE(result["players"]["white"].contains("accuracy"));
   EXPECT_NE(result["pgn"].get<std::string>().find("[%eval"), std::string::npos);
   EXPECT_EQ(result["limits"], json({{"depth", 3}}));
+}
+
+// A review job keeps the game as the review reads it: its variations,
+// which the review drops, are not written to the store; comments, tags and
+// the main line are, and the job runs on them.
+TEST(Jobs, AReviewIsStoredWithoutItsVariations) {
+  auto service = small_service(2);
+  // SQLite: the memory store keeps no requests (nothing it holds outlives
+  // a restart).
+  std::string dir = (std::filesystem::temp_directory_path() / "kibitz-jobs-XXXXXX").string();
+  ASSERT_NE(::mkdtemp(dir.data()), nullptr);
+  store::Settings settings;
+  settings.backend = "sqlite";
+  settings.path = dir + "/k.db";
+  settings.library_mib = 16;
+  auto opened = store::open(settings);
+  ASSERT_TRUE(opened) << opened.error();
+  auto st = *opened;
+  auto api = make_api(test_config(), *service, st);
+  const std::string pgn =
+      "[Event \"kept\"]\n\n1. e4 (1. d4 d5 (1... Nf6 2. c4) 2. c4) e5 {a comment kept} "
+      "2. Nf3 (2. f4 exf4) Nc6 *";
+  Reply accepted = api->annotate({{"pgn", pgn}, {"limits", {{"depth", 2}}}}, {});
+  ASSERT_EQ(accepted.status, 202) << accepted.body.dump();
+  const std::string id = accepted.body["id"];
+  const auto records = st->load_jobs();
+  ASSERT_EQ(records.size(), 1u);
+  const std::string stored = records[0].request.at("pgn");
+  EXPECT_EQ(stored.find('('), std::string::npos) << stored;
+  EXPECT_EQ(stored.find("d4"), std::string::npos) << stored;
+  for (const char* kept : {"[Event \"kept\"]", "e4", "e5", "{a comment kept}", "Nf3", "Nc6"})
+    EXPECT_NE(stored.find(kept), std::string::npos) << kept << " in " << stored;
+  EXPECT_EQ(records[0].request.at("limits"), json({{"depth", 2}}));
+  Reply r = wait_job(*api, id);
+  ASSERT_EQ(r.body["status"], "done") << r.body.dump();
+  EXPECT_EQ(r.body["progress"], json({{"ply", 4}, {"plies", 4}}));
+  api.reset();
+  st.reset();
+  std::filesystem::remove_all(dir);
 }
 
 TEST(Jobs, AnnotateDraughtsGameOverTheStream) {
