@@ -136,8 +136,13 @@ class PoisonJob(unittest.TestCase):
         # The next start ends it, and stays up.
         last = self.server()
         last.start()
-        line = [l for l in last.log().splitlines()
-                if poison in l and "crashed" in l and "[error]" in l]
+        def crashed_lines():
+            return [l for l in last.log().splitlines()
+                    if poison in l and "crashed" in l and "[error]" in l]
+        # Logged at recovery; the log is read from the server's stderr by a
+        # thread of the test, which may not have it yet when start() returns.
+        wait_until(crashed_lines, timeout=30)
+        line = crashed_lines()
         self.assertEqual(len(line), 1, last.log()[-3000:])
         self.assertIn("%d times" % MAX_ATTEMPTS, line[0])
         self.assertNotIn("job %s recovered" % poison, last.log())
