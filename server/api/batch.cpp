@@ -22,7 +22,9 @@ namespace {
 using engine::Clock;
 using nlohmann::json;
 
-Reply bad(std::string message) { return error_reply(400, "invalid_request", std::move(message)); }
+Reply envelope_error(std::string message) {
+  return error_reply(400, "invalid_request", std::move(message));
+}
 
 // The error of one part of the batch, its message prefixed with where.
 Reply located(Reply r, const std::string& where) {
@@ -300,19 +302,21 @@ void BatchTicket::cancel() {
 
 Expected<BatchCall, Reply> decode_batch(const json& body, const Caps& caps,
                                         engine::Service& service) {
-  if (!body.is_object()) return Unexpected(bad("the request body must be a JSON object"));
+  if (!body.is_object())
+    return Unexpected(envelope_error("the request body must be a JSON object"));
   auto it = body.find("positions");
   if (it == body.end() || !it->is_array())
     return Unexpected(
-        bad("'positions' must be a list of positions, each {\"fen\", \"moves\", ...}"));
+        envelope_error("'positions' must be a list of positions, each {\"fen\", \"moves\", ...}"));
   const size_t cap = caps.config.max_batch_positions;
-  if (it->empty()) return Unexpected(bad("'positions' is empty"));
+  if (it->empty()) return Unexpected(envelope_error("'positions' is empty"));
   if (it->size() > cap)
-    return Unexpected(bad("'positions' has " + std::to_string(it->size()) + " entries; at most " +
-                          std::to_string(cap) + " are allowed (max_batch_positions)"));
+    return Unexpected(envelope_error("'positions' has " + std::to_string(it->size()) +
+                                     " entries; at most " + std::to_string(cap) +
+                                     " are allowed (max_batch_positions)"));
   for (size_t i = 0; i < it->size(); ++i)
     if (!(*it)[i].is_object())
-      return Unexpected(bad("'positions[" + std::to_string(i) + "]' must be an object"));
+      return Unexpected(envelope_error("'positions[" + std::to_string(i) + "]' must be an object"));
   // The batch's other fields are every position's defaults: checked once,
   // as a request of their own; an error there is the whole batch's.
   json defaults = json::object();
