@@ -94,33 +94,59 @@ def reset(sock):
 
 
 class NdjsonReader:
-    """Reads a chunked NDJSON answer on a thread of its own, line by line."""
+    """Reads a chunked NDJSON answer on a thread of its own, line by line.
+    It reads with recv (no makefile, which would keep the descriptor open
+    past close()), waking every 0.2 s, so that stop() lets the socket be
+    closed with a reset at once."""
 
     def __init__(self, sock):
         self.sock = sock
         self.lines = []
         self.cond = threading.Condition()
         self.done = False
+        self.stopping = False
         self.thread = threading.Thread(target=self._run, daemon=True)
         self.thread.start()
 
+    def _recv(self):
+        while not self.stopping:
+            try:
+                data = self.sock.recv(65536)
+            except socket.timeout:
+                continue
+            return data
+        return b""
+
     def _run(self):
-        f = self.sock.makefile("rb")
+        self.sock.settimeout(0.2)
+        buf = b""
         try:
-            while f.readline() not in (b"\r\n", b""):  # status line and headers
-                pass
-            pending = b""
+            while b"\r\n\r\n" not in buf:  # status line and headers
+                data = self._recv()
+                if not data:
+                    raise OSError("closed")
+                buf += data
+            buf = buf.split(b"\r\n\r\n", 1)[1]
+            body = b""
             while True:
-                size_line = f.readline()
-                if not size_line:
-                    break
+                while b"\r\n" not in buf:
+                    data = self._recv()
+                    if not data:
+                        raise OSError("closed")
+                    buf += data
+                size_line, buf = buf.split(b"\r\n", 1)
                 size = int(size_line.strip() or b"0", 16)
                 if size == 0:
                     break
-                pending += f.read(size)
-                f.readline()
-                while b"\n" in pending:
-                    line, pending = pending.split(b"\n", 1)
+                while len(buf) < size + 2:
+                    data = self._recv()
+                    if not data:
+                        raise OSError("closed")
+                    buf += data
+                body += buf[:size]
+                buf = buf[size + 2:]
+                while b"\n" in body:
+                    line, body = body.split(b"\n", 1)
                     with self.cond:
                         self.lines.append(json.loads(line))
                         self.cond.notify_all()
@@ -129,6 +155,10 @@ class NdjsonReader:
         with self.cond:
             self.done = True
             self.cond.notify_all()
+
+    def stop(self):
+        self.stopping = True
+        self.thread.join()
 
     def wait_lines(self, n, timeout=120):
         with self.cond:
@@ -267,6 +297,7 @@ class BatchTest(unittest.TestCase):
             if ndjson:
                 reader = NdjsonReader(sock)
                 self.assertGreaterEqual(reader.wait_lines(1), 1, form)
+                reader.stop()
             else:
                 self.assertTrue(wait_until(lambda: s.metric("kibitz_jobs_running") == 1), form)
             reset(sock)
