@@ -83,7 +83,8 @@ Expected<engine::Line, std::string> read_moves(const std::string& fen, const std
   });
   for (size_t i = 0; castles && i < tokens.size(); ++i) {
     if (!castling_as_king_move(tokens[i])) continue;
-    const std::vector<std::string> before(line.moves.begin(), line.moves.begin() + std::ptrdiff_t(i));
+    const std::vector<std::string> before(line.moves.begin(),
+                                          line.moves.begin() + std::ptrdiff_t(i));
     auto here = service.prepare(GameKind::chess, fen, before);
     if (!here) return Failure("'line': " + here.error().message);
     if (auto castle = castling_as_king_move(tokens[i]);
