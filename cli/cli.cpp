@@ -59,6 +59,7 @@ int run(int argc, char** argv) {
   add(&add_analyze_command);
   add(&add_serve_command);
   add(&add_draughts_command);
+  add(&add_library_command);
 
   try {
     app.parse(argc, argv);

@@ -19,6 +19,7 @@ Action add_annotate_command(CLI::App& app);
 Action add_analyze_command(CLI::App& app);
 Action add_serve_command(CLI::App& app);
 Action add_draughts_command(CLI::App& app);
+Action add_library_command(CLI::App& app);
 
 // The chess evaluation chosen by --eval-file (before or after the
 // subcommand), if given: it overrides the `eval_file` setting.

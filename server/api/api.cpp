@@ -1,7 +1,7 @@
 // The Api as the transports see it: a façade that forwards each operation
 // to its room and owns the rooms' order of start and stop.
 //  - interactive.cpp: the work a client waits for (analyze, perft, moves,
-//    WebSocket annotate);
+//    WebSocket annotate); batch.cpp: many positions in one request;
 //  - job_service.cpp, job_recovery.cpp, cluster.cpp: jobs;
 //  - off_thread.cpp: calls that must not run on a network thread;
 //  - library.cpp: the evaluation library; metrics.cpp: the gauges.
@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "server/api/api_core.h"
+#include "server/api/batch.h"
 #include "server/api/interactive.h"
 #include "server/api/job_service.h"
 #include "server/api/library.h"
@@ -36,7 +37,8 @@ class ApiImpl final : public Api {
             store ? std::move(store) : store::make_memory_store(config.store.library_mib))),
         calls_(config),
         interactive_(core_, calls_.store_pool()),
-        jobs_(core_) {
+        batches_(core_),
+        jobs_(core_, batches_) {
     // spdlog's registry is made on first use. Make it here, on one thread,
     // rather than on two search threads logging their first lines at once:
     // libspdlog is not built with ThreadSanitizer, which then cannot see the
@@ -77,6 +79,10 @@ class ApiImpl final : public Api {
     return interactive_.perft(request, origin, std::move(reporter));
   }
   Reply moves(const json& request) override { return interactive_.moves(request); }
+  std::shared_ptr<Ticket> batch(const json& request, const Origin& origin,
+                                Reporter reporter) override {
+    return batches_.run(request, origin, std::move(reporter));
+  }
 
   Reply submit_job(const json& request, const Origin& origin) override {
     return jobs_.submit_analysis(request, origin);
@@ -101,6 +107,12 @@ class ApiImpl final : public Api {
   Reply tablebase(std::string_view fen) override {
     if (core_->shutting_down) return shutting_down_reply();
     return tablebase_reply(core_->service, fen);
+  }
+
+  Reply cloud_eval(std::string_view fen, std::string_view multipv,
+                   std::string_view variant) override {
+    if (core_->shutting_down) return shutting_down_reply();
+    return cloud_eval_lookup(*core_, fen, multipv, variant);
   }
 
   Reply evals(std::string_view game, std::string_view fen, std::string_view multipv) override {
@@ -133,6 +145,7 @@ class ApiImpl final : public Api {
                 {"max_multipv", c.max_multipv},
                 {"max_threads_per_job", core_->caps.max_threads},
                 {"max_moves", c.max_moves},
+                {"max_batch_positions", c.max_batch_positions},
                 {"max_perft_depth",
                  {{"chess", c.max_perft_depth_chess}, {"draughts", c.max_perft_depth_draughts}}},
                 {"max_body_bytes", c.max_body_bytes},
@@ -152,6 +165,7 @@ class ApiImpl final : public Api {
     drain();
     const auto interrupted = jobs_.interrupt();
     core_->scheduler.shutdown();
+    batches_.close();  // positions waiting for a retry are refused now
     jobs_.give_back_starts(interrupted);
   }
 
@@ -172,6 +186,7 @@ class ApiImpl final : public Api {
   std::shared_ptr<ApiCore> core_;
   OffThreadCalls calls_;     // the store's threads and the nice-19 thread
   Interactive interactive_;  // reads the library on calls_' store threads
+  Batches batches_;          // POST /v1/batch (and batch jobs)
   JobService jobs_;
   std::thread slicer_;
 };

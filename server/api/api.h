@@ -120,6 +120,16 @@ class Api {
   virtual std::shared_ptr<Ticket> perft(const nlohmann::json& request, const Origin& origin,
                                         Reporter reporter) = 0;
   virtual Reply moves(const nlohmann::json& request) = 0;  // POST /v1/moves
+  // POST /v1/batch (server/api/batch.h): on_progress gets each position's
+  // line ({"index", ...its result} or {"index", "error"}) as it ends,
+  // on_done {"summary", "results"} once they all have, or the batch's
+  // error. An error at once calls on_done before this returns (nullptr).
+  virtual std::shared_ptr<Ticket> batch(const nlohmann::json& request, const Origin& origin,
+                                        Reporter reporter) {
+    (void)request, (void)origin;
+    if (reporter.on_done) reporter.on_done(error_reply(404, "not_found", "no batches here"));
+    return nullptr;
+  }
   // POST /v1/jobs and POST /v1/games/annotate -> 202 with the job's id.
   virtual Reply submit_job(const nlohmann::json& request, const Origin& origin) = 0;
   virtual Reply annotate(const nlohmann::json& request, const Origin& origin) = 0;
@@ -141,6 +151,13 @@ class Api {
     return error_reply(404, "not_found", "no evaluation library");
   }
   virtual Reply delete_job(std::string_view id) = 0;
+  // GET /api/cloud-eval (library.h cloud_eval_lookup): Lichess's shape,
+  // read from the evaluation library (so, on a store thread).
+  virtual Reply cloud_eval(std::string_view fen, std::string_view multipv,
+                           std::string_view variant) {
+    (void)fen, (void)multipv, (void)variant;
+    return Reply{404, {{"error", "No cloud evaluation available for that position"}}, nullptr, {}};
+  }
   // GET /v1/tablebase (server/api/tablebase.h): the Syzygy tables' answer.
   virtual Reply tablebase(std::string_view fen) {
     (void)fen;

@@ -50,6 +50,7 @@ const std::vector<Field>& fields() {
       {"max_header_bytes", &Config::max_header_bytes, 256, int64_t{1} << 24},
       {"max_json_depth", &Config::max_json_depth, 1, 10'000},
       {"max_moves", &Config::max_moves, 0, 1'000'000},
+      {"max_batch_positions", &Config::max_batch_positions, 1, 1'000'000},
       {"max_depth", &Config::max_depth, 1, 256},
       {"max_nodes", &Config::max_nodes, 1, kMax},
       {"max_movetime_ms", &Config::max_movetime_ms, 1, kMax / 2},

@@ -30,7 +30,8 @@ struct Config {
   size_t max_body_bytes = 1 << 20;  // 413 payload_too_large
   size_t max_header_bytes = 16384;
   int max_json_depth = 32;
-  size_t max_moves = 1000;  // length of "moves"
+  size_t max_moves = 1000;            // length of "moves"
+  size_t max_batch_positions = 1000;  // positions of one batch (POST /v1/batch, batch jobs)
   int max_depth = 64;
   uint64_t max_nodes = 100'000'000;
   int64_t max_movetime_ms = 60'000;

@@ -119,6 +119,22 @@ void JobService::recover_one(store::JobRecord& r, int64_t now_ms, Clock::time_po
   }
   const auto deadline = now + std::chrono::milliseconds(std::max<int64_t>(
                                   0, r.created_ms + core_->config.job_deadline_ms - now_ms));
+  if (r.kind == "batch") {  // run again whole: its positions' answers were not kept
+    auto call = decode_batch(r.request, core_->caps, core_->service);
+    if (!call) {
+      end_recovered(job, call.error(), false);
+      return;
+    }
+    {
+      std::lock_guard lock(job->mutex);
+      job->progress = {{"done", 0}, {"positions", call->positions.size()}};
+    }
+    spdlog::info("job {} recovered: batch {}, started {} time(s) before, runs again", r.id,
+                 r.status, r.attempts);
+    start_batch(job, std::move(*call), deadline);
+    ++resumed;
+    return;
+  }
   std::shared_ptr<Work> work;
   if (r.kind == "annotate") {
     auto call = decode_annotate(r.request, core_->caps, core_->service);

@@ -12,13 +12,16 @@ namespace kibitz::server {
 using engine::Clock;
 using nlohmann::json;
 
-JobService::JobService(std::shared_ptr<ApiCore> core)
+JobService::JobService(std::shared_ptr<ApiCore> core, Batches& batches)
     : core_(std::move(core)),
+      batches_(batches),
       jobs_(core_->config.max_jobs, core_->config.max_jobs_per_client,
             std::chrono::seconds(core_->config.job_retention_s)) {}
 
 Reply JobService::submit_analysis(const json& request, const Origin& origin) {
-  return remembered(origin, submit_new_analysis(request, origin));
+  const bool batch = request.is_object() && request.contains("positions");
+  return remembered(
+      origin, batch ? submit_new_batch(request, origin) : submit_new_analysis(request, origin));
 }
 
 Reply JobService::submit_review(const json& request, const Origin& origin) {
@@ -147,11 +150,13 @@ JobService::Stopping JobService::start_cancel(std::string_view id) {
     return s;
   }
   std::shared_ptr<Work> work;
+  std::shared_ptr<Ticket> ticket;
   bool cancelled = false;
   {
     std::lock_guard lock(job->mutex);
     if (!job->finished_at) cancelled = job->cancel_requested = true;
     work = job->work;
+    ticket = job->ticket;
   }
   // Stored before the answer: a cancelled job never runs after a restart.
   if (cancelled) {
@@ -161,6 +166,7 @@ JobService::Stopping JobService::start_cancel(std::string_view id) {
     s.stored = core_->store->update_job(u, true);
   }
   if (work) core_->scheduler.cancel(work);
+  if (ticket) ticket->cancel();
   if (!cancelled) s.now = stopped_reply(*job, s.stored);
   s.job = std::move(job);
   return s;

@@ -20,6 +20,7 @@
 
 #include "server/api/api.h"
 #include "server/api/api_core.h"
+#include "server/api/batch.h"
 #include "server/api/cluster.h"
 #include "server/api/idempotency.h"
 #include "server/api/jobs.h"
@@ -30,9 +31,11 @@ namespace kibitz::server {
 
 class JobService {
  public:
-  explicit JobService(std::shared_ptr<ApiCore> core);
+  // `batches` runs batch jobs' positions; it outlives this.
+  JobService(std::shared_ptr<ApiCore> core, Batches& batches);
 
-  // POST /v1/jobs: an analysis job; POST /v1/games/annotate: a review job.
+  // POST /v1/jobs: an analysis job, or a batch job when the body has
+  // "positions" (batch.h); POST /v1/games/annotate: a review job.
   Reply submit_analysis(const nlohmann::json& request, const Origin& origin);
   Reply submit_review(const nlohmann::json& request, const Origin& origin);
   // Api::refused_early: a submission refused at a cap before its body is read.
@@ -89,6 +92,11 @@ class JobService {
   Reply submit_new_analysis(const nlohmann::json& request, const Origin& origin);
   Reply submit_new_review(const nlohmann::json& request, const Origin& origin);
   static nlohmann::json stored_review(const nlohmann::json& request, const AnnotateCall& call);
+  Reply submit_new_batch(const nlohmann::json& request, const Origin& origin);
+  // Starts a batch job (new or recovered): its start counted in the store
+  // first, progress {"done", "positions"}, the batch's ticket in the job.
+  void start_batch(const std::shared_ptr<Job>& job, BatchCall call,
+                   engine::Clock::time_point deadline);
   std::optional<Reply> store_new(const Job& job, const nlohmann::json& request,
                                  const std::string& owner, const Reply* now);
   void forget_unstored(const std::string& id, const Keyed& keyed);
@@ -112,6 +120,7 @@ class JobService {
   void stop_held(const std::string& id, bool elsewhere);
 
   std::shared_ptr<ApiCore> core_;
+  Batches& batches_;
   JobTable jobs_;
   IdempotencyGate idempotency_gate_;
   std::atomic<int64_t> last_expiry_ms_{0};

@@ -157,6 +157,7 @@ Reporter Job::reporter_for(const std::shared_ptr<Job>& job, std::weak_ptr<ApiCor
       if (update.error) j->error = std::move(*update.error);
       j->finished_at = engine::Clock::now();
       work = std::move(j->work);
+      j->ticket.reset();
       waiters.swap(j->on_finished);
       j->finished.notify_all();
     }

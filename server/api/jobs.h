@@ -24,7 +24,7 @@ namespace kibitz::server {
 
 // A job: the record of a work whose answer is fetched later.
 struct Job {
-  std::string id, kind;  // kind: "analyze" or "annotate"
+  std::string id, kind;  // kind: "analyze", "annotate" or "batch"
   std::string owner;     // the client it counts against (max_jobs_per_client)
   engine::Clock::time_point created;
 
@@ -40,6 +40,9 @@ struct Job {
   bool interrupted = false;
   std::optional<engine::Clock::time_point> finished_at;
   std::shared_ptr<Work> work;  // until it finishes
+  // A batch job's instead of a work (its positions are works of their
+  // own, batch.h): what stops it.
+  std::shared_ptr<Ticket> ticket;
   // Called once, just after it finishes (outside `mutex`), on the thread
   // that finished it: when_finished adds to them.
   std::vector<std::function<void()>> on_finished;

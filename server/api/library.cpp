@@ -5,6 +5,7 @@
 #include <charconv>
 
 #include "server/api/encode.h"
+#include "server/api/eval_lines.h"
 #include "server/api/metrics.h"
 #include "server/api/work.h"
 #include "server/store/json_text.h"
@@ -103,6 +104,87 @@ Reply library_lookup(ApiCore& core, std::string_view game, std::string_view fen,
   context.limits = {{"depth", kept->depth}};
   context.multipv = call->request.multipv;
   return Reply{200, answer_json(*kept, context), nullptr, {}};
+}
+
+namespace {
+
+// Lichess's errors are {"error": "text"}.
+Reply lichess_error(int status, std::string message) {
+  return Reply{status, json{{"error", std::move(message)}}, nullptr, {}};
+}
+
+std::optional<AnalyzeCall> position_call(ApiCore& core, const std::string& fen, int multipv) {
+  const json request = {{"fen", fen}, {"limits", {{"depth", 1}}}, {"multipv", multipv}};
+  auto call =
+      decode_analyze(request, Caps{core.config, 1}, core.service, Priority::interactive, false);
+  if (!call) return std::nullopt;
+  return std::move(*call);
+}
+
+// The FEN with the counters of the database's positions ("0 1"), which
+// keys what `kibitz library import` kept; "" when `fen` has them already.
+std::string with_zero_counters(const std::string& fen) {
+  const size_t last = fen.rfind(' ');
+  const size_t before = last == std::string::npos ? last : fen.rfind(' ', last - 1);
+  if (before == std::string::npos) return {};
+  std::string out = fen.substr(0, before) + " 0 1";
+  return out == fen ? std::string() : out;
+}
+
+}  // namespace
+
+Reply cloud_eval_lookup(ApiCore& core, std::string_view fen, std::string_view multipv,
+                        std::string_view variant) {
+  static const char kNone[] = "No cloud evaluation available for that position";
+  // Lichess keeps evaluations per variant; this library keeps standard
+  // chess only ("fromPosition" is standard chess from a set-up position):
+  // any other variant has none, as an unknown position has none.
+  if (!variant.empty() && variant != "standard" && variant != "fromPosition")
+    return lichess_error(404, kNone);
+  if (fen.empty()) return lichess_error(400, "Missing parameter: fen");
+  int lines = 1;
+  if (!multipv.empty()) {
+    auto [p, ec] = std::from_chars(multipv.data(), multipv.data() + multipv.size(), lines);
+    if (ec != std::errc() || p != multipv.data() + multipv.size() || lines < 1)
+      return lichess_error(400, "multiPv must be a positive integer");
+  }
+  lines = std::min(lines, core.config.max_multipv);
+  auto call = position_call(core, std::string(fen), lines);
+  if (!call) return lichess_error(400, "Invalid FEN");
+  std::optional<store::Eval> found;
+  if (core.store) {
+    found = core.store->find_eval(library_key(*call), lines, 0);
+    if (!found)
+      if (const std::string zero = with_zero_counters(call->position.fen); !zero.empty())
+        if (auto imported = position_call(core, zero, lines))
+          found = core.store->find_eval(library_key(*imported), lines, 0);
+  }
+  std::optional<engine::Result> kept;
+  if (found) kept = store::result_from_json(json::parse(found->body, nullptr, false));
+  if (!kept) {
+    ++core.library.misses;
+    return lichess_error(404, kNone);
+  }
+  ++core.library.hits;
+  json pvs = json::array();
+  for (size_t i = 0; i < kept->lines.size() && i < size_t(lines); ++i) {
+    const engine::Line& l = kept->lines[i];
+    std::string moves;
+    for (size_t m = 0; m < l.moves.size(); ++m) {
+      if (m) moves += ' ';
+      moves += m < l.san.size() ? lichess_uci(l.moves[m], l.san[m]) : l.moves[m];
+    }
+    const int white = kept->white_to_move ? l.score.value : -l.score.value;
+    pvs.push_back({{"moves", std::move(moves)},
+                   {l.score.kind == engine::ScoreKind::mate ? "mate" : "cp", white}});
+  }
+  return Reply{200,
+               {{"fen", call->position.fen},
+                {"knodes", kept->nodes / 1000},
+                {"depth", kept->depth},
+                {"pvs", std::move(pvs)}},
+               nullptr,
+               {}};
 }
 
 std::string library_metrics(ApiCore& core) {

@@ -42,6 +42,14 @@ void library_keep(ApiCore& core, const AnalyzeCall& call, const engine::Result& 
 Reply library_lookup(ApiCore& core, std::string_view game, std::string_view fen,
                      std::string_view multipv);
 
+// GET /api/cloud-eval?fen=&multiPv=&variant=: the deepest kept analysis
+// with at least multiPv lines (1 by default, at most max_multipv) in the
+// shape of Lichess's cloud evaluation ({"fen", "knodes", "depth", "pvs":
+// [{"moves", "cp" | "mate"}]}, White's point of view, castling as king
+// takes rook), 404 with Lichess's body when there is none.
+Reply cloud_eval_lookup(ApiCore& core, std::string_view fen, std::string_view multipv,
+                        std::string_view variant);
+
 // The library's Prometheus lines: size, entries, hits and misses.
 std::string library_metrics(ApiCore& core);
 

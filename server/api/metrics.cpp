@@ -29,6 +29,8 @@ std::string_view known_route(std::string_view route) {
   for (auto r : kRoutes)
     if (r == route) return r;
   if (route == "/v1/tablebase") return "/v1/tablebase";
+  if (route == "/v1/batch") return "/v1/batch";
+  if (route == "/api/cloud-eval") return "/api/cloud-eval";
   return "other";
 }
 

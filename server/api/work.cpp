@@ -87,6 +87,7 @@ AnalysisWork::AnalysisWork(std::shared_ptr<ApiCore> core, AnalyzeCall call, Repo
   threads = call_.request.threads;
   priority = call_.priority;
   live = call_.request.limits.infinite;
+  movetime_capped = priority == Priority::interactive;
   context_ = context_of(call_);
 }
 
@@ -98,10 +99,11 @@ void AnalysisWork::start() {
   request.threads = threads;
   // Batch work (jobs) on the service's background threads, when it has them.
   request.background = priority == Priority::batch;
-  // A synchronous request is held to the movetime cap even when it asked
-  // for depth or nodes only; jobs and infinite searches to the job deadline.
+  // A synchronous request (or a batch's position) is held to the movetime
+  // cap even when it asked for depth or nodes only; jobs and infinite
+  // searches to the job deadline.
   auto deadline = deadline_;
-  if (priority == Priority::interactive && !request.limits.infinite)
+  if (movetime_capped && !request.limits.infinite)
     deadline =
         std::min(deadline, began_ + std::chrono::milliseconds(core_->config.max_movetime_ms));
   request.limits.deadline = deadline;

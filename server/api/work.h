@@ -114,6 +114,10 @@ class AnalysisWork final : public EngineWork<AnalyzeCall, engine::SearchHandle>,
  public:
   AnalysisWork(std::shared_ptr<ApiCore> core, AnalyzeCall call, Reporter reporter, std::string name,
                engine::Clock::time_point deadline);
+  // Its search is held to max_movetime_ms, whatever limits it asked for:
+  // what a client waits for (interactive work, a batch's positions); else
+  // to its deadline (a job). Set before it is submitted.
+  bool movetime_capped = false;
 
  private:
   void start() override;

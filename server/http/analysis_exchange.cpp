@@ -16,14 +16,10 @@
 
 namespace kibitz::server {
 
-namespace {
-
-bool wants_ndjson(const http::request<http::string_body>& req) {
+bool HttpSession::wants_ndjson(const Request& req) {
   const auto accept = req[http::field::accept];
   return accept.find("application/x-ndjson") != beast::string_view::npos;
 }
-
-}  // namespace
 
 // A synchronous request whose identical body was answered from the result
 // cache before is answered from the same entry (answer_memo.h), before its

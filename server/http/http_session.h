@@ -7,6 +7,8 @@
 //  - analysis_exchange.cpp: POST /v1/analyze (synchronous or NDJSON) and
 //    POST /v1/perft: the search slot, the answer memo, the streamed lines
 //    and the watch for a client that hangs up;
+//  - batch_exchange.cpp: POST /v1/batch, its lines or one array, on the
+//    same stream and watch;
 //  - http_response.cpp: writing every response: through Beast's
 //    serializer, a body in memory behind its header in one write (the
 //    header reused for the same answer again), a file by http::async_write.
@@ -45,6 +47,8 @@ class HttpSession : public Session, public std::enable_shared_from_this<HttpSess
     Handler handle;
   };
   static const RouteRow kRouteTable[];
+  // Accept asks for application/x-ndjson (a streamed answer).
+  static bool wants_ndjson(const Request& req);
 
   // The header of a streamed answer and its serializer, which refers to it.
   struct StreamHead {
@@ -113,6 +117,8 @@ class HttpSession : public Session, public std::enable_shared_from_this<HttpSess
   void evals(Request& req);
   void moves(Request& req);
   void tablebase(Request& req);
+  void cloud_eval(Request& req);
+  void batch(Request& req);
   void perft(Request& req);
   void annotate(Request& req);
   void ws_without_upgrade(Request& req);
@@ -130,6 +136,9 @@ class HttpSession : public Session, public std::enable_shared_from_this<HttpSess
   bool take_search_slot();
   void handle_analyze(Request& req, const nlohmann::json& body);
   void handle_perft(const nlohmann::json& body);
+  // --- batch_exchange.cpp: POST /v1/batch, as NDJSON or one JSON array
+  void handle_batch(Request& req);
+  void on_batch_line(uint64_t seq, std::string line);
   void on_analyze_done(uint64_t seq, Reply reply);
   void on_stream_info(uint64_t seq, std::string line);
   void write_stream();

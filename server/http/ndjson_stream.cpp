@@ -10,6 +10,11 @@ void NdjsonStream::push_update(std::string line) {
   updates_.push_back(std::move(line));
 }
 
+void NdjsonStream::push_kept(std::string line) {
+  if (has_final_ || ended_) return;
+  kept_ += line;
+}
+
 void NdjsonStream::push_final(std::string line) {
   if (has_final_ || ended_) return;
   final_ = std::move(line);
@@ -18,8 +23,10 @@ void NdjsonStream::push_final(std::string line) {
 
 std::optional<NdjsonStream::Batch> NdjsonStream::take() {
   if (writing_ || ended_) return std::nullopt;
-  if (updates_.empty() && !has_final_) return std::nullopt;
+  if (updates_.empty() && kept_.empty() && !has_final_) return std::nullopt;
   Batch batch;
+  batch.lines = std::move(kept_);
+  kept_.clear();
   for (auto& u : updates_) batch.lines += u;
   updates_.clear();
   if (has_final_) {

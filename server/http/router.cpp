@@ -21,6 +21,8 @@ constexpr std::array kRoutes{
     Entry{"/v1/evals", Route::evals, "analyze", "GET, OPTIONS"},
     Entry{"/v1/moves", Route::moves, "moves", "POST, OPTIONS"},
     Entry{"/v1/tablebase", Route::tablebase, "moves", "GET, OPTIONS"},
+    Entry{"/api/cloud-eval", Route::cloud_eval, "analyze", "GET, OPTIONS"},
+    Entry{"/v1/batch", Route::batch, "analyze", "POST, OPTIONS"},
     Entry{"/v1/perft", Route::perft, "perft", "POST, OPTIONS"},
     Entry{"/v1/games/annotate", Route::annotate, "annotate", "POST, OPTIONS"},
     Entry{"/v1/ws", Route::ws, "ws", "GET"},

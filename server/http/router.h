@@ -15,6 +15,8 @@ enum class Route {
   job,
   evals,
   tablebase,
+  cloud_eval,
+  batch,
   moves,
   perft,
   annotate,

@@ -19,6 +19,8 @@ const HttpSession::RouteRow HttpSession::kRouteTable[] = {
     {Route::evals, &HttpSession::evals},              // GET /v1/evals
     {Route::moves, &HttpSession::moves},              // POST /v1/moves
     {Route::tablebase, &HttpSession::tablebase},      // GET /v1/tablebase
+    {Route::cloud_eval, &HttpSession::cloud_eval},    // GET /api/cloud-eval
+    {Route::batch, &HttpSession::batch},              // POST /v1/batch
     {Route::perft, &HttpSession::perft},              // POST /v1/perft
     {Route::annotate, &HttpSession::annotate},        // POST /v1/games/annotate
     {Route::ws, &HttpSession::ws_without_upgrade},    // GET /v1/ws (an upgrade is not routed)
@@ -188,6 +190,17 @@ void HttpSession::tablebase(Request&) {
     return api.tablebase(fen);
   });
 }
+
+// On the store's threads: the evaluation library is read there.
+void HttpSession::cloud_eval(Request&) {
+  via_store([&api = ctx_.api, fen = ex_.parsed.query_param("fen").value_or(""),
+             multipv = ex_.parsed.query_param("multiPv").value_or(""),
+             variant = ex_.parsed.query_param("variant").value_or("")] {
+    return api.cloud_eval(fen, multipv, variant);
+  });
+}
+
+void HttpSession::batch(Request& req) { handle_batch(req); }
 
 void HttpSession::ws_without_upgrade(Request&) {
   reply_error(426, "invalid_request", "GET /v1/ws needs a WebSocket upgrade",

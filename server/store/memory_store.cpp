@@ -1,10 +1,12 @@
 // The memory backend: what the server kept before it had a store, behind the
 // store's interface. Nothing survives the process; every write is "durable"
 // at once. For tests, benchmarks and servers that want nothing on disk.
+#include <algorithm>
 #include <chrono>
 // Jobs are kept without their request: nothing is run again from here.
 #include <list>
 #include <mutex>
+#include <tuple>
 #include <unordered_map>
 
 #include "server/store/store.h"
@@ -124,6 +126,19 @@ class MemoryStore final : public Store {
     entries.push_back(order_.begin());
     bytes_ += order_.front().bytes;
     evict();
+  }
+
+  Status each_eval(const EachEval& each) override {
+    std::vector<std::pair<std::string, Eval>> all;
+    {
+      std::lock_guard lock(mutex_);
+      for (const auto& e : order_) all.emplace_back(e.position, e.eval);
+    }
+    std::sort(all.begin(), all.end(), [](const auto& a, const auto& b) {
+      return std::tie(a.first, a.second.multipv) < std::tie(b.first, b.second.multipv);
+    });
+    for (const auto& [position, eval] : all) each(position, eval);
+    return true;
   }
 
   LibraryStats library_stats() override {

@@ -396,6 +396,21 @@ class SqliteStore final : public Store {
         });
   }
 
+  Status each_eval(const EachEval& each) override {
+    try {
+      std::lock_guard lock(read_mutex_);
+      SQLite::Statement q(reader_,
+                          "SELECT position, multipv, depth, body FROM evals ORDER BY position, "
+                          "multipv");
+      while (q.executeStep())
+        each(q.getColumn(0).getString(),
+             Eval{q.getColumn(2).getInt(), q.getColumn(1).getInt(), q.getColumn(3).getString()});
+      return true;
+    } catch (...) {
+      return Unexpected("cannot read the evaluation library: " + current_exception_text());
+    }
+  }
+
   BindResult bind_idempotency_key(const std::string& owner, const std::string& key,
                                   const IdempotencyBinding& binding, int64_t ttl_ms) override {
     // Filled on the writer thread, read once the commit is done.

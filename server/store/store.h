@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -155,6 +156,16 @@ class Store {  // thread-safe
   // The least recently used analyses go when the library passes its cap.
   virtual void put_eval(const std::string& position, const Eval& eval) = 0;
   virtual LibraryStats library_stats() = 0;
+  // Every analysis kept, in the order of their positions (the key's
+  // text), then of their lines: `each` for each (an export). Committed
+  // ones only: call flush() before. An error when this backend cannot
+  // list its library.
+  using EachEval = std::function<void(const std::string& position, const Eval& eval)>;
+  virtual Status each_eval(const EachEval& each) {
+    (void)each;
+    return Unexpected(std::string("the ") + std::string(backend()) +
+                      " store cannot list its evaluation library");
+  }
 
   // Returns when everything written before is committed (or failed).
   virtual void flush() = 0;

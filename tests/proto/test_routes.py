@@ -54,6 +54,9 @@ SAMPLES = {
     ("/v1/games/annotate", "post"): ({"pgn": "1. e4 e5 *", "limits": {"depth": 2}}, 202),
     ("/v1/moves", "post"): ({"moves": ["e2e4"]}, 200),
     ("/v1/tablebase", "get"): (None, 404),  # no syzygy_path: no_tablebases
+    ("/api/cloud-eval", "get"): (None, 400),  # no fen: Lichess's {"error": "..."}
+    ("/v1/batch", "post"): ({"positions": [{"limits": {"depth": 2}}, {"moves": ["e2e4"]}],
+                            "limits": {"depth": 1}}, 200),
     ("/v1/perft", "post"): ({"depth": 2}, 200),
     ("/v1/info", "get"): (None, 200),
     ("/v1/openapi.yaml", "get"): (None, 200),

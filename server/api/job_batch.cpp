@@ -1,0 +1,72 @@
+// Batch jobs (POST /v1/jobs with "positions"): a batch (batch.h) whose
+// reporter records into its job. The job holds the batch's ticket rather
+// than a work; its progress is {"done", "positions"}, its result the
+// batch's {"summary", "results"}. After a restart an unfinished batch job
+// runs again whole (job_recovery.cpp).
+#include <spdlog/spdlog.h>
+
+#include "server/api/job_service.h"
+#include "server/api/replies.h"
+
+namespace kibitz::server {
+
+using engine::Clock;
+using nlohmann::json;
+
+Reply JobService::submit_new_batch(const json& request, const Origin& origin) {
+  if (core_->shutting_down) return shutting_down_reply();
+  // Several instances take jobs from the store's queue, whose runners know
+  // analyses and reviews only.
+  if (core_->store->queue())
+    return error_reply(400, "invalid_request",
+                       "batch jobs need the sqlite or memory store (one instance); send the "
+                       "batch to POST /v1/batch instead");
+  auto keyed = idempotent(origin, "batch", request);
+  if (keyed.reply) return std::move(*keyed.reply);
+  if (auto no = jobs_room(origin)) return keyed.settle(*core_->store, std::move(*no));
+  if (auto no = refused_job(origin)) return keyed.settle(*core_->store, std::move(*no));
+  auto call = decode_batch(request, core_->caps, core_->service);
+  if (!call) return keyed.settle(*core_->store, call.error());
+  JobTable::Full full;
+  auto job = jobs_.create("batch", origin.owner, &full, keyed.id);
+  if (!job) return keyed.settle(*core_->store, jobs_full_reply(full, core_->config));
+  {
+    std::lock_guard lock(job->mutex);
+    job->progress = {{"done", 0}, {"positions", call->positions.size()}};
+  }
+  if (auto no = store_new(*job, request, origin.owner, nullptr)) {
+    forget_unstored(job->id, keyed);
+    return refusal(keyed, std::move(*no));
+  }
+  start_batch(job, std::move(*call), core_->deadline());
+  return keyed.settle(*core_->store, accepted_reply(job->id));
+}
+
+void JobService::start_batch(const std::shared_ptr<Job>& job, BatchCall call,
+                             Clock::time_point deadline) {
+  Reporter job_reporter = reporter_for(job);
+  if (auto before = count_start(job))
+    if (auto instead = before()) return job_reporter.on_done(std::move(*instead));
+  const size_t total = call.positions.size();
+  auto done = std::make_shared<size_t>(0);  // the batch reports one line at a time
+  Reporter r;
+  r.on_progress = [progress = job_reporter.on_progress, done, total](json) {
+    progress(json{{"done", ++*done}, {"positions", total}});
+  };
+  r.on_done = std::move(job_reporter.on_done);
+  call.movetime_capped = false;  // a job's positions search to their limits
+  auto ticket = batches_.start(std::move(call), job->owner, job->id, deadline, std::move(r));
+  bool cancelled;
+  {
+    std::lock_guard lock(job->mutex);
+    cancelled = job->cancel_requested && !job->finished_at;
+    if (!job->finished_at) {
+      job->ticket = ticket;
+      // Running from its start: its positions take turns in the scheduler.
+      job->status = JobStatus::running;
+    }
+  }
+  if (cancelled) ticket->cancel();
+}
+
+}  // namespace kibitz::server
