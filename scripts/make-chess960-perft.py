@@ -119,7 +119,9 @@ def xfen(fen):
     return " ".join(f)
 
 
-# Hand-made edge cases (Shredder-FEN), each with its depth.
+# Hand-made edge cases (Shredder-FEN, rights in the order Kibitz and
+# Stockfish write them: White's then Black's, the king's side first), each
+# with its depth.
 EDGES = [
     # The classic Chess960 perft positions (Reinhard Scharnagl's list).
     ("bqnb1rkr/pp3ppp/3ppn2/2p5/5P2/P2P4/NPP1P1PP/BQ1BNRKR w HFhf - 2 9", 5),
@@ -128,23 +130,23 @@ EDGES = [
     ("qbbnnrkr/2pp2pp/p7/1p2pp2/8/P3PP2/1PPP1KPP/QBBNNR1R w hf - 0 9", 5),
     ("1nbbnrkr/p1p1ppp1/3p4/1p3P1p/3Pq2P/8/PPP1P1P1/QNBBNRKR w HFhf - 0 9", 4),
     # King beside its queen's-side rook (b1, a1): O-O-O puts the king on c1.
-    ("rk5r/pppppppp/8/8/8/8/PPPPPPPP/RK5R w AHah - 0 1", 4),
+    ("rk5r/pppppppp/8/8/8/8/PPPPPPPP/RK5R w HAha - 0 1", 4),
     # The king on its O-O destination already (g1): only the rook moves.
-    ("r5kr/pppppppp/8/8/8/8/PPPPPPPP/R5KR w AHah - 0 1", 4),
+    ("r5kr/pppppppp/8/8/8/8/PPPPPPPP/R5KR w HAha - 0 1", 4),
     # Rooks beside the king on both sides: each rook is on its own destination.
-    ("3rkr2/pppppppp/8/8/8/8/PPPPPPPP/3RKR2 w DFdf - 0 1", 4),
+    ("3rkr2/pppppppp/8/8/8/8/PPPPPPPP/3RKR2 w FDfd - 0 1", 4),
     # King f1, rook g1: O-O swaps them.
-    ("1r3kr1/pppppppp/8/8/8/8/PPPPPPPP/1R3KR1 w BGbg - 0 1", 4),
-    # King b1, rook c1 on the king's side: the king crosses to g1.
-    ("1kr3r1/pppppppp/8/8/8/8/PPPPPPPP/1KR3R1 w CGcg - 0 1", 4),
+    ("1r3kr1/pppppppp/8/8/8/8/PPPPPPPP/1R3KR1 w GBgb - 0 1", 4),
+    # King b1 between rooks a1 and c1: O-O takes the king across to g1.
+    ("rkr5/pppppppp/8/8/8/8/PPPPPPPP/RKR5 w CAca - 0 1", 4),
     # The rook on b1 screens the king on c1 from the queen on a1: no O-O-O.
-    ("1rk4r/pppppppp/8/8/8/8/1PPPPPPP/qRK4R w BHbh - 0 1", 4),
+    ("1rk4r/pppppppp/8/8/8/8/1PPPPPPP/qRK4R w HBhb - 0 1", 4),
     # A bishop attacking a square the king crosses.
-    ("r3k1r1/ppp2ppp/8/1b6/8/8/PPP2PPP/RK4R1 w AGag - 0 1", 4),
+    ("r3k1r1/ppp2ppp/8/1b6/8/8/PPP2PPP/RK4R1 w GAga - 0 1", 4),
     # Inner rooks hold the rights (outer rooks beside them, four rooks a side).
-    ("rr2k1rr/pppppp2/8/8/8/8/PPPPPP2/RR2K1RR w BGbg - 0 1", 4),
+    ("rr2k1rr/pppppp2/8/8/8/8/PPPPPP2/RR2K1RR w GBgb - 0 1", 4),
     # Many rooks: seven on White's back rank, rights of the outermost.
-    ("4k3/8/8/8/8/8/5PPP/RRRRKRRR w AH - 0 1", 4),
+    ("4k3/8/8/8/8/8/5PPP/RRRRKRRR w HA - 0 1", 4),
     # Standard positions read as Chess960: the same counts as standard chess.
     ("r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w HAha - 0 1", 4),
     ("r3k2r/8/8/8/8/8/8/R3K2R w HAha - 0 1", 5),

@@ -21,7 +21,7 @@ KIBITZ_NAMESPACE(chess) {
 
 namespace {
 
-std::string square_name(Square s) { return {char('a' + file_of(s)), char('1' + rank_of(s))}; }
+std::string rook_square_name(Square s) { return {char('a' + file_of(s)), char('1' + rank_of(s))}; }
 
 FenParseError castling_error(char c, const std::string& why) {
   return {FenError::castling_rights, std::string("castling right '") + c + "': " + why};
@@ -84,7 +84,8 @@ std::optional<FenParseError> Position::parse_castling(std::string_view field, Va
       const Square ksq = king_square(color);
       if (relative_rank(color, ksq) != 0)
         return castling_error(c, "the " + std::string(white ? "white" : "black") +
-                                     " king is not on its back rank (" + square_name(ksq) + ")");
+                                     " king is not on its back rank (" + rook_square_name(ksq) +
+                                     ")");
       Square rsq;
       if (upper == 'K' || upper == 'Q') {
         kq_letters = true;
@@ -93,7 +94,7 @@ std::optional<FenParseError> Position::parse_castling(std::string_view field, Va
           return castling_error(c,
                                 side + " has no rook on the " +
                                     (upper == 'K' ? "king's side (right)" : "queen's side (left)") +
-                                    " of its king on " + square_name(ksq));
+                                    " of its king on " + rook_square_name(ksq));
       } else {
         file_letters = true;
         rsq = make_square(upper - 'A', rank_of(ksq));
@@ -101,8 +102,8 @@ std::optional<FenParseError> Position::parse_castling(std::string_view field, Va
           return castling_error(
               c, "names the file of the " + std::string(white ? "white" : "black") + " king");
         if (piece_on(rsq) != make_piece(color, Rook))
-          return castling_error(
-              c, "no " + std::string(white ? "white" : "black") + " rook on " + square_name(rsq));
+          return castling_error(c, "no " + std::string(white ? "white" : "black") + " rook on " +
+                                       rook_square_name(rsq));
       }
       const bool king_side = rsq > ksq;
       const CastlingRights cr = castling_right(color, king_side);

@@ -55,7 +55,7 @@ TEST(Chess960Perft, MiddlegamesInBothNotations) {
 }
 
 TEST(Chess960Perft, CastlingIsListedAsKingTakesRook) {
-  Position pos = read("1r3kr1/pppppppp/8/8/8/8/PPPPPPPP/1R3KR1 w BGbg - 0 1");
+  Position pos = read("1r3kr1/pppppppp/8/8/8/8/PPPPPPPP/1R3KR1 w GBgb - 0 1");
   std::vector<std::string> castles;
   for (Move m : MoveList(pos))
     if (m.kind() == MoveKind::Castling) castles.push_back(to_uci(m));
@@ -100,12 +100,15 @@ TEST(Chess960Fen, XFenNamesInnerRooksByFile) {
   EXPECT_EQ(outer.castling_rook_square(WhiteOO), H1);
   Position inner = read("4k3/8/8/8/8/8/8/4K1RR w G - 0 1");
   EXPECT_EQ(inner.castling_rook_square(WhiteOO), G1);
-  EXPECT_EQ(inner.fen(), "4k3/8/8/8/8/8/8/4K1RR w G - 0 1");
   EXPECT_NE(outer.key(), inner.key()) << "rights of different rooks must key differently";
-  // After the outer rook leaves, K names g1 again in X-FEN.
-  Position after = inner;
-  after.do_move(*parse_uci(after, "h1h2"));
-  EXPECT_EQ(after.fen(), "4k3/8/8/8/8/8/7R/4K1R1 b K - 1 1");
+  // With a K in the field the FEN is X-FEN: the inner rook's right is G
+  // while the outer rook stands, K once it has left.
+  Position mixed = read("4k2r/8/8/8/8/8/8/4K1RR w Gk - 0 1");
+  EXPECT_EQ(mixed.fen(), "4k2r/8/8/8/8/8/8/4K1RR w Gk - 0 1");
+  mixed.do_move(*parse_uci(mixed, "h1h2"));
+  EXPECT_EQ(mixed.fen(), "4k2r/8/8/8/8/8/7R/4K1R1 b Kk - 1 1");
+  // File letters only: Shredder-FEN, kept so.
+  EXPECT_EQ(inner.fen(), "4k3/8/8/8/8/8/8/4K1RR w G - 0 1");
 }
 
 TEST(Chess960Fen, HostileRightsAreRefused) {
