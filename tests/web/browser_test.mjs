@@ -211,8 +211,8 @@ async function desktop(browser, url) {
   check("desktop: a bad FEN shows the server's error in plain words", /^That position is not valid: \S/.test(error), error)
   await screenshot(page, "bad-fen-desktop.png")
 
-  await chess960Steps(page)
   await review(page)
+  await chess960Steps(page)
   check("desktop: no script errors on the page", page.errors.length === 0, page.errors.join(" | "))
   await page.context().close()
 }
@@ -220,7 +220,6 @@ async function desktop(browser, url) {
 // Chess960: a start position by number, then a middlegame FEN whose rights
 // only Chess960 has, castled by moving the king onto its rook's side.
 async function chess960Steps(page) {
-  await page.click("#error-close")
   await page.fill("#c960-number", "0")
   await page.click("#c960-form button[type=submit]")
   await page.waitForSelector("#board .cm-chessboard .pieces g[data-square='a1'][data-piece='wb']", {timeout: WAIT})
@@ -234,9 +233,11 @@ async function chess960Steps(page) {
   await clickSquare(page, "chess", "b1")
   await clickSquare(page, "chess", "g1")
   await page.waitForFunction(() => document.querySelector("#moves .move.current")?.textContent.trim() === "O-O", null, {timeout: WAIT})
+  // The board redraws from the server's FEN after its move animation.
   const king = await page.waitForSelector("#board .cm-chessboard .pieces g[data-square='g1'][data-piece='wk']", {timeout: WAIT})
-  check("chess960: O-O by the king's own move puts king on g1 and rook on f1",
-    king !== null && (await page.$("#board .cm-chessboard .pieces g[data-square='f1'][data-piece='wr']")) !== null)
+  const rook = await page.waitForSelector("#board .cm-chessboard .pieces g[data-square='f1'][data-piece='wr']", {timeout: WAIT})
+  check("chess960: O-O by the king's own move puts king on g1 and rook on f1", king !== null && rook !== null,
+    await page.inputValue("#fen"))
 }
 
 // A scholar's mate: 3...Nf6?? walks into mate, the review must say so.
