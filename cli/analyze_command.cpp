@@ -20,7 +20,7 @@ namespace kibitz::cli {
 namespace {
 
 struct AnalyzeOptions {
-  std::string game = "chess", fen, pov = "white", config;
+  std::string game = "chess", fen, pov = "white", config, variant;
   std::vector<std::string> moves;
   int depth = 0, multipv = 1, threads = 0;
   uint64_t nodes = 0;
@@ -40,6 +40,7 @@ int run_analyze(const AnalyzeOptions& o) {
   server::configure_logging(config->log_level == "info" ? "warn" : config->log_level);
   nlohmann::json request = {{"game", o.game}, {"pov", o.pov}, {"multipv", o.multipv}};
   if (!o.fen.empty()) request["fen"] = o.fen;
+  if (!o.variant.empty()) request["variant"] = o.variant;
   if (!o.moves.empty()) request["moves"] = o.moves;
   nlohmann::json limits = nlohmann::json::object();
   if (o.depth) limits["depth"] = o.depth;
@@ -85,6 +86,8 @@ Action add_analyze_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--fen", o->fen, "Start position (default: the initial position)");
   cmd->add_option("--moves", o->moves, "Moves played from the position (UCI or PDN)");
+  cmd->add_option("--variant", o->variant, "Chess rules: standard or chess960")
+      ->check(CLI::IsMember({"standard", "chess960"}));
   cmd->add_option("--depth", o->depth, "Depth in plies")->check(CLI::Range(1, 256));
   cmd->add_option("--nodes", o->nodes, "Nodes to search");
   cmd->add_option("--movetime", o->movetime_ms, "Milliseconds to search")

@@ -1,4 +1,5 @@
 // kibitz perft --game chess|draughts --fen FEN --depth N [--divide] [--isa generic|bmi2]
+//              [--variant standard|chess960]
 #include <chrono>
 #include <cstdio>
 #include <string>
@@ -12,6 +13,7 @@ namespace {
 
 struct PerftOptions {
   std::string game = "chess";
+  std::string variant;
   std::string fen;
   int depth = 0;
   bool divide = false;
@@ -28,6 +30,16 @@ int run_perft(const PerftOptions& o) {
     std::fprintf(stderr, "kibitz perft: unknown game '%s' (chess or draughts)\n", o.game.c_str());
     return kUsageError;
   }
+  ChessVariant variant = ChessVariant::automatic;
+  if (!o.variant.empty()) {
+    const auto v = parse_variant(o.variant);
+    if (!v) {
+      std::fprintf(stderr, "kibitz perft: unknown variant '%s' (standard or chess960)\n",
+                   o.variant.c_str());
+      return kUsageError;
+    }
+    variant = *v;
+  }
   Isa isa = default_isa();
   if (!o.isa.empty()) {
     const auto chosen = parse_isa(o.isa);
@@ -43,7 +55,7 @@ int run_perft(const PerftOptions& o) {
                                                           : kDraughtsStart;
 
   const auto start = std::chrono::steady_clock::now();
-  auto report = engine::backend(isa).perft(*game, fen, o.depth, o.divide);
+  auto report = engine::backend(isa).perft(*game, fen, o.depth, o.divide, variant);
   const auto elapsed = std::chrono::steady_clock::now() - start;
   if (!report) {
     std::fprintf(stderr, "kibitz perft: %s\n", report.error().message.c_str());
@@ -66,6 +78,9 @@ Action add_perft_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("perft", "Count the leaf nodes of the legal move tree");
   cmd->add_option("--game", opts->game, "chess or draughts")->capture_default_str();
   cmd->add_option("--fen", opts->fen, "Position (default: the start position)");
+  cmd->add_option("--variant", opts->variant,
+                  "Chess rules: standard or chess960 (default: what the FEN's castling rights "
+                  "say)");
   cmd->add_option("--depth", opts->depth, "Depth in plies")->required()->check(CLI::Range(0, 30));
   cmd->add_flag("--divide", opts->divide, "Print the node count under each root move first");
   cmd->add_option("--isa", opts->isa, "Instruction-set variant: generic or bmi2 (default: best)");

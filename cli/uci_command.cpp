@@ -36,6 +36,7 @@ class UciSession {
             "option name Move Overhead type spin default 30 min 0 max 5000\n"
             "option name Clear Hash type button\n"
             "option name UCI_ShowWDL type check default false\n"
+            "option name UCI_Chess960 type check default false\n"
             "option name EvalFile type string default " +
             eval_file_ + "\noption name SyzygyPath type string default " + syzygy_path_ +
             "\nuciok");
@@ -136,6 +137,11 @@ class UciSession {
       service_->clear_hash();
     } else if (lower == "uci_showwdl") {
       show_wdl_ = value == "true";
+    } else if (lower == "uci_chess960") {
+      // On: every position is Chess960 (castling written king takes rook,
+      // e1h1). Off: standard chess, unless a FEN's castling rights can only
+      // be Chess960's.
+      chess960_ = value == "true";
     } else if (lower == "evalfile") {
       wait_search();
       if (value == "<empty>") value.clear();
@@ -172,7 +178,7 @@ class UciSession {
     std::vector<std::string> moves;
     while (in >> word) moves.push_back(word);
     // Checked here so a bad position is reported at once, not at "go".
-    auto report = service_->moves(GameKind::chess, fen, moves);
+    auto report = service_->moves(GameKind::chess, fen, moves, variant());
     if (!report) {
       say("info string " + report.error().message);
       return;
@@ -185,6 +191,7 @@ class UciSession {
     wait_search();
     engine::AnalysisRequest req;
     req.game = GameKind::chess;
+    req.variant = variant();
     req.fen = fen_;
     req.moves = moves_;
     req.multipv = multipv_;
@@ -259,6 +266,10 @@ class UciSession {
     }
   }
 
+  ChessVariant variant() const {
+    return chess960_ ? ChessVariant::chess960 : ChessVariant::automatic;
+  }
+
   std::unique_ptr<engine::Service> service_;
   std::mutex out_mutex_, handle_mutex_;
   std::shared_ptr<engine::SearchHandle> handle_;
@@ -267,7 +278,9 @@ class UciSession {
   // Stockfish's `eval` prints first), and what computed it.
   void eval() {
     chess::init_attacks();
-    auto pos = chess::Position::from_fen(fen_.empty() ? chess::Position::kStartFen : fen_);
+    auto pos =
+        chess::Position::from_fen(fen_.empty() ? chess::Position::kStartFen : fen_,
+                                  chess960_ ? chess::Variant::chess960 : chess::Variant::automatic);
     if (!pos) return say("info string eval: bad position");
     for (const auto& m : moves_) {
       const auto move = chess::parse_uci(*pos, m);
@@ -286,6 +299,7 @@ class UciSession {
   int threads_ = 1, hash_mib_ = 64, multipv_ = 1;
   int64_t overhead_ms_ = 30;
   bool show_wdl_ = false;
+  bool chess960_ = false;
 };
 
 }  // namespace

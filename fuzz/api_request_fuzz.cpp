@@ -89,7 +89,8 @@ void check_analyze(const json& body, Priority priority, bool allow_infinite) {
     std::abort();
   // The answer for a finished position is built without a search.
   if (call->position.legal_moves == 0) {
-    ResultContext c{r.game, call->position.fen, call->pov_white, call->limits, r.multipv};
+    ResultContext c{r.game,       call->position.fen, call->pov_white,
+                    call->limits, r.multipv,          call->position.chess960};
     strict_dump(encode_terminal(call->position, 0, c));
   }
 }
@@ -99,7 +100,7 @@ void check_moves(const json& body) {
   auto call = decode_moves(body, Caps{w.config, 1});
   if (!call) return check_refusal(call.error());
   if (call->moves.size() > w.config.max_moves) std::abort();
-  auto report = w.service->moves(call->game, call->fen, call->moves);
+  auto report = w.service->moves(call->game, call->fen, call->moves, call->variant);
   if (!report) {
     if (report.error().code != "invalid_fen" && report.error().code != "illegal_move") std::abort();
     return check_refusal(engine_error(report.error()));
@@ -114,7 +115,7 @@ void check_perft(const json& body) {
   const int cap = call->game == GameKind::chess ? w.config.max_perft_depth_chess
                                                 : w.config.max_perft_depth_draughts;
   if (call->depth < 0 || call->depth > cap) std::abort();  // perft(0) = 1 is allowed
-  auto report = w.service->perft(call->game, call->fen, call->depth, false);
+  auto report = w.service->perft(call->game, call->fen, call->depth, false, call->variant);
   if (!report) std::abort();  // a decoded request names a valid position
 }
 

@@ -31,18 +31,9 @@ void check_capacity(const Position& pos) {
   if (mid > end || generate<GenType::Quiets>(pos, mid, end) != end) std::abort();
 }
 
-}  // namespace
-
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  if (size > 256) return 0;
-  const std::string_view text(reinterpret_cast<const char*>(data), size);
-  auto parsed = Position::from_fen(text);
-  if (!parsed) {
-    if (parsed.error().message.empty()) std::abort();
-    return 0;
-  }
-  Position& pos = *parsed;
-  const auto again = Position::from_fen(pos.fen());
+// Every invariant, for a position read by `variant`.
+void check(Position& pos, Variant variant) {
+  const auto again = Position::from_fen(pos.fen(), variant);
   if (!again || !(*again == pos) || again->fen() != pos.fen()) std::abort();
   if (pos.key() != pos.compute_key()) std::abort();
   check_capacity(pos);
@@ -53,6 +44,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const std::string san = to_san(pos, m);
     auto back = parse_san(pos, san);
     if (!back || *back != m) std::abort();
+    auto uci = parse_uci(pos, to_uci(m));
+    if (!uci || *uci != m) std::abort();
     const bool check = pos.gives_check(m);
     pos.do_move(m);
     if (pos.key() != pos.compute_key() || pos.in_check() != check) std::abort();
@@ -61,5 +54,25 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (!(pos == before)) std::abort();
   }
   game_status(pos);
+}
+
+}  // namespace
+
+// Each input is read three ways: as the FEN's rights say (standard chess
+// unless only Chess960 has them), as standard chess (which may refuse
+// Chess960 rights) and as Chess960 (castling king takes rook).
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  if (size > 256) return 0;
+  const std::string_view text(reinterpret_cast<const char*>(data), size);
+  for (const Variant variant : {Variant::automatic, Variant::standard, Variant::chess960}) {
+    auto parsed = Position::from_fen(text, variant);
+    if (!parsed) {
+      if (parsed.error().message.empty()) std::abort();
+      continue;
+    }
+    if (variant == Variant::standard && parsed->is_chess960()) std::abort();
+    if (variant == Variant::chess960 && !parsed->is_chess960()) std::abort();
+    check(*parsed, parsed->is_chess960() ? Variant::chess960 : Variant::standard);
+  }
   return 0;
 }

@@ -118,13 +118,15 @@ std::string_view to_string(FenError e) {
       return "too_many_pawns";
     case FenError::too_many_promoted:
       return "too_many_promoted";
+    case FenError::chess960_castling:
+      return "chess960_castling";
     case FenError::unknown:
       break;
   }
   return "unknown";
 }
 
-Expected<Position, FenParseError> Position::from_fen(std::string_view fen) {
+Expected<Position, FenParseError> Position::from_fen(std::string_view fen, Variant variant) {
   const auto fields = split_fields(fen);
   if (fields.size() != 4 && fields.size() != 6)
     return fail(FenError::field_count,
@@ -182,41 +184,8 @@ Expected<Position, FenParseError> Position::from_fen(std::string_view fen) {
                 "side to move must be 'w' or 'b', not '" + std::string(fields[1]) + "'");
   pos.side_ = fields[1] == "w" ? White : Black;
 
-  // 3. Castling rights: each needs its king and rook on their home squares.
-  if (fields[2] != "-") {
-    for (char c : fields[2]) {
-      CastlingRights cr;
-      Color color;
-      Square rook;
-      switch (c) {
-        case 'K':
-          cr = WhiteOO, color = White, rook = H1;
-          break;
-        case 'Q':
-          cr = WhiteOOO, color = White, rook = A1;
-          break;
-        case 'k':
-          cr = BlackOO, color = Black, rook = H8;
-          break;
-        case 'q':
-          cr = BlackOOO, color = Black, rook = A8;
-          break;
-        default:
-          return fail(FenError::castling_rights,
-                      std::string("bad castling character '") + c + "' (expected KQkq or '-')");
-      }
-      if (st.castling & cr)
-        return fail(FenError::castling_rights, std::string("castling right '") + c + "' repeated");
-      if (pos.board_[relative_square(color, E1)] != make_piece(color, King))
-        return fail(FenError::castling_rights, std::string("castling right '") + c + "' but the " +
-                                                   (color == White ? "white" : "black") +
-                                                   " king is not on its home square");
-      if (pos.board_[rook] != make_piece(color, Rook))
-        return fail(FenError::castling_rights,
-                    std::string("castling right '") + c + "' but no rook on " + square_name(rook));
-      st.castling = CastlingRights(st.castling | cr);
-    }
-  }
+  // 3. Castling rights (fen_castling.cpp).
+  if (auto error = pos.parse_castling(fields[2], variant)) return Unexpected(std::move(*error));
 
   // 5, 6. Counters (before the en-passant square, which depends on nothing else).
   int rule50 = 0, fullmove = 1;
@@ -285,12 +254,7 @@ std::string Position::fen() const {
     if (rank) s += '/';
   }
   s += side_ == White ? " w " : " b ";
-  const CastlingRights cr = castling_rights();
-  if (cr & WhiteOO) s += 'K';
-  if (cr & WhiteOOO) s += 'Q';
-  if (cr & BlackOO) s += 'k';
-  if (cr & BlackOOO) s += 'q';
-  if (!cr) s += '-';
+  s += castling_fen();
   s += ' ';
   s += ep_square() == NoSquare ? "-" : square_name(ep_square());
   s += ' ' + std::to_string(rule50()) + ' ' + std::to_string(fullmove_number());

@@ -227,17 +227,29 @@ inline void generate(const Position& pos, Sink& sink) {
   if constexpr (T != GenType::Captures) {
     if (!checkers &&
         (pos.castling_rights() & (Us == White ? WhiteOO | WhiteOOO : BlackOO | BlackOOO))) {
-      constexpr Square KingFrom = relative_square(Us, E1);
-      constexpr CastlingRights OO = Us == White ? WhiteOO : BlackOO;
-      constexpr CastlingRights OOO = Us == White ? WhiteOOO : BlackOOO;
-      if (pos.can_castle(OO) && !(occupied & between_bb(KingFrom, relative_square(Us, H1))) &&
-          !pos.attacked_by(Them, relative_square(Us, F1), occupied) &&
-          !pos.attacked_by(Them, relative_square(Us, G1), occupied))
-        sink.add(Move(KingFrom, relative_square(Us, G1), MoveKind::Castling));
-      if (pos.can_castle(OOO) && !(occupied & between_bb(KingFrom, relative_square(Us, A1))) &&
-          !pos.attacked_by(Them, relative_square(Us, D1), occupied) &&
-          !pos.attacked_by(Them, relative_square(Us, C1), occupied))
-        sink.add(Move(KingFrom, relative_square(Us, C1), MoveKind::Castling));
+      // Every square between king and rook and their destinations empty but
+      // for the two, and no square the king crosses or lands on attacked
+      // (its own square is not: no castling out of check).
+      for (const bool king_side : {true, false}) {
+        const CastlingRights cr = castling_right(Us, king_side);
+        if (!pos.can_castle(cr) || (occupied & pos.castling_path(cr))) continue;
+        bool attacked = false;
+        for (Bitboard b = pos.castling_king_path(cr); b && !attacked;)
+          attacked = pos.attacked_by(Them, Square(pop_lsb(b)), occupied);
+        if (attacked) continue;
+        const Square kto = relative_square(Us, king_side ? G1 : C1);
+        if (!pos.is_chess960()) {
+          sink.add(Move(ksq, kto, MoveKind::Castling));
+          continue;
+        }
+        // In Chess960 the castling rook may be what screens the king's
+        // destination from a rook or queen along the back rank (queen a1,
+        // rook b1, king c1: after O-O-O the king stays on c1, the rook is
+        // on d1, and the queen gives check).
+        const Square rsq = pos.castling_rook_square(cr);
+        if (rook_attacks(kto, occupied ^ square_bb(rsq)) & pos.pieces(Them, Rook, Queen)) continue;
+        sink.add(Move(ksq, rsq, MoveKind::Castling));
+      }
     }
   }
 }

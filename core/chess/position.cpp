@@ -1,25 +1,10 @@
 #include "chess/position.h"
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 
 KIBITZ_NAMESPACE(chess) {
-
-namespace {
-
-// Rights lost when a move starts or ends on a square.
-constexpr auto kCastlingLoss = [] {
-  std::array<uint8_t, kSquares> m{};
-  m[E1] = WhiteOO | WhiteOOO;
-  m[H1] = WhiteOO;
-  m[A1] = WhiteOOO;
-  m[E8] = BlackOO | BlackOOO;
-  m[H8] = BlackOO;
-  m[A8] = BlackOOO;
-  return m;
-}();
-
-}  // namespace
 
 Position::Position() { *this = *from_fen(kStartFen); }
 
@@ -34,6 +19,9 @@ Position& Position::operator=(const Position& other) {
   nnue_ = other.nnue_;
   if (nnue_) nnue_acc_ = other.nnue_acc_;
   side_ = other.side_;
+  chess960_ = other.chess960_;
+  shredder_fen_ = other.shredder_fen_;
+  castling_ = other.castling_;
   game_ply_ = other.game_ply_;
   idx_ = other.idx_;
   std::copy(other.states_, other.states_ + other.idx_ + 1, states_);
@@ -45,8 +33,9 @@ bool operator==(const Position& a, const Position& b) {
   return std::equal(a.board_, a.board_ + kSquares, b.board_) &&
          std::equal(a.by_type_, a.by_type_ + kPieceTypes, b.by_type_) &&
          std::equal(a.by_color_, a.by_color_ + kColors, b.by_color_) && a.side_ == b.side_ &&
-         a.game_ply_ == b.game_ply_ && sa.key == sb.key && sa.checkers == sb.checkers &&
-         sa.rule50 == sb.rule50 && sa.castling == sb.castling && sa.ep_square == sb.ep_square;
+         a.chess960_ == b.chess960_ && a.game_ply_ == b.game_ply_ && sa.key == sb.key &&
+         sa.checkers == sb.checkers && sa.rule50 == sb.rule50 && sa.castling == sb.castling &&
+         sa.ep_square == sb.ep_square;
 }
 
 void Position::put_piece(Piece pc, Square s) {
@@ -172,9 +161,10 @@ bool Position::gives_check(Move m) const {
       break;
     case MoveKind::Castling: {
       const bool king_side = to > from;
-      const Square rfrom = relative_square(us, king_side ? H1 : A1);
+      const Square rfrom = castling_rook_square(castling_right(us, king_side));
       moved_to = relative_square(us, king_side ? F1 : D1);
-      occupied = (occupied ^ square_bb(rfrom)) | square_bb(moved_to);
+      occupied = (pieces() ^ square_bb(from) ^ square_bb(rfrom)) |
+                 square_bb(relative_square(us, king_side ? G1 : C1)) | square_bb(moved_to);
       straight ^= square_bb(rfrom);
       pt = Rook;
       break;
@@ -225,12 +215,20 @@ void Position::do_move(Move m) {
 
   if (m.kind() == MoveKind::Castling) {
     const bool king_side = to > from;
-    const Square rfrom = relative_square(us, king_side ? H1 : A1);
+    const Square rfrom = castling_rook_square(castling_right(us, king_side));
+    const Square kto = relative_square(us, king_side ? G1 : C1);
     const Square rto = relative_square(us, king_side ? F1 : D1);
     const Piece rook = make_piece(us, Rook);
-    move_piece(from, to);
-    move_piece(rfrom, rto);
-    key ^= kZobrist.piece_square[pc][from] ^ kZobrist.piece_square[pc][to] ^
+    if (chess960_) {  // king and rook may land on each other's squares
+      remove_piece(from);
+      remove_piece(rfrom);
+      put_piece(pc, kto);
+      put_piece(rook, rto);
+    } else {
+      move_piece(from, kto);
+      move_piece(rfrom, rto);
+    }
+    key ^= kZobrist.piece_square[pc][from] ^ kZobrist.piece_square[pc][kto] ^
            kZobrist.piece_square[rook][rfrom] ^ kZobrist.piece_square[rook][rto];
   } else {
     const Square capsq = m.kind() == MoveKind::EnPassant ? to - pawn_push(us) : to;
@@ -256,10 +254,9 @@ void Position::do_move(Move m) {
       }
     }
   }
-  if (const uint8_t loss = kCastlingLoss[from] | kCastlingLoss[to]; loss && st.castling) {
-    key ^= kZobrist.castling[st.castling];
+  if (const unsigned loss = (castling_.lost_on[from] | castling_.lost_on[to]) & st.castling) {
+    for (unsigned b = loss; b; b &= b - 1) key ^= castling_.key[std::countr_zero(b)];
     st.castling = CastlingRights(st.castling & ~loss);
-    key ^= kZobrist.castling[st.castling];
   }
   st.key = key;
   st.captured = captured;
@@ -283,8 +280,19 @@ void Position::undo_move(Move m) {
   const StateInfo& st = states_[idx_];
   if (m.kind() == MoveKind::Castling) {
     const bool king_side = to > from;
-    move_piece(to, from);
-    move_piece(relative_square(us, king_side ? F1 : D1), relative_square(us, king_side ? H1 : A1));
+    const Square rfrom = castling_rook_square(castling_right(us, king_side));
+    const Square kto = relative_square(us, king_side ? G1 : C1);
+    const Square rto = relative_square(us, king_side ? F1 : D1);
+    if (chess960_) {
+      const Piece king = board_[kto], rook = board_[rto];
+      remove_piece(kto);
+      remove_piece(rto);
+      put_piece(king, from);
+      put_piece(rook, rfrom);
+    } else {
+      move_piece(kto, from);
+      move_piece(rto, rfrom);
+    }
   } else {
     if (m.kind() == MoveKind::Promotion) {
       remove_piece(to);
@@ -361,7 +369,8 @@ Key Position::compute_key() const {
     const Square s = Square(pop_lsb(b));
     k ^= kZobrist.piece_square[board_[s]][s];
   }
-  k ^= kZobrist.castling[castling_rights()];
+  for (unsigned b = castling_rights(); b; b &= b - 1) k ^= castling_.key[std::countr_zero(b)];
+  if (chess960_) k ^= kZobrist.chess960;
   if (ep_square() != NoSquare) k ^= kZobrist.ep_file[file_of(ep_square())];
   return k;
 }

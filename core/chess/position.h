@@ -4,6 +4,7 @@
 // one copies its history, and it never allocates.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -44,6 +45,7 @@ enum class FenError {
   too_many_pieces,    // more than 16 pieces of one colour
   too_many_pawns,     // more than 8 pawns of one colour
   too_many_promoted,  // more pieces beyond the starting set than missing pawns allow
+  chess960_castling,  // rights only Chess960 has, in a position read as standard chess
 };
 
 std::string_view to_string(FenError e);
@@ -69,10 +71,29 @@ class Position {
   Position& operator=(const Position& other);
 
   // Parses FEN (4 or 6 fields). Every rule of a legal setup is checked.
-  static Expected<Position, FenParseError> from_fen(std::string_view fen);
+  // Castling rights are read as X-FEN (KQkq: the outermost rook on that
+  // side of the king; a file letter for another rook) or Shredder-FEN (file
+  // letters only, HAha), for any king and rook placement (fen_castling.cpp).
+  // `variant`: see Variant; standard refuses rights only Chess960 has.
+  static Expected<Position, FenParseError> from_fen(std::string_view fen,
+                                                    Variant variant = Variant::automatic);
   // FEN of the position; the en-passant square is written only when an
-  // en-passant capture is legal.
+  // en-passant capture is legal. Castling rights are written in the form
+  // they were read in: Shredder-FEN letters when the FEN had only file
+  // letters, else X-FEN (KQkq for standard chess).
   std::string fen() const;
+  // Chess960 rules: castling moves are written king takes rook (e1h1), and
+  // the key differs from the standard position's.
+  bool is_chess960() const { return chess960_; }
+  // The rook square of a single right the position has.
+  Square castling_rook_square(CastlingRights cr) const { return castling_.rook[right_index(cr)]; }
+  // Squares that must be empty for that right's castling (all between king
+  // and its destination and rook and its destination, but the two), and
+  // the squares the king crosses or lands on, which must not be attacked.
+  Bitboard castling_path(CastlingRights cr) const { return castling_.path[right_index(cr)]; }
+  Bitboard castling_king_path(CastlingRights cr) const {
+    return castling_.king_path[right_index(cr)];
+  }
 
   // Accessors
   Bitboard pieces() const { return by_type_[NoPieceType]; }
@@ -178,6 +199,10 @@ class Position {
   void remove_piece(Square s);
   void move_piece(Square from, Square to);
   void compact_history();
+  // Adds c's right to castle with the rook on rsq (the king on c's back rank).
+  void add_castling_right(Color c, Square rsq);
+  std::optional<FenParseError> parse_castling(std::string_view field, Variant variant);
+  std::string castling_fen() const;
   // Sets the en-passant square after a double push to `ep` when the side to
   // move can take legally.
   void set_ep_if_capturable(StateInfo& st, Square ep) const;
@@ -191,6 +216,16 @@ class Position {
   const nnue::Network* nnue_ = nullptr;
   NnueAccumulator nnue_acc_;
   Color side_ = White;
+  bool chess960_ = false;
+  bool shredder_fen_ = false;  // castling rights were read as file letters only
+  // What castling needs to know of the start position, by right index.
+  struct CastlingLayout {
+    uint8_t lost_on[kSquares]{};  // rights lost when a move starts or ends on a square
+    Square rook[4]{};
+    Bitboard path[4]{};
+    Bitboard king_path[4]{};
+    Key key[4]{};  // the right's Zobrist key (by its rook's file)
+  } castling_;
   int game_ply_ = 0;
   int idx_ = 0;
   StateInfo states_[kHistory];

@@ -87,9 +87,26 @@ enum CastlingRights : uint8_t {
   AllCastling = 15,
 };
 constexpr int kCastlingStates = 16;
+// A single right's index 0-3 (WhiteOO, WhiteOOO, BlackOO, BlackOOO).
+constexpr int right_index(CastlingRights cr) {
+  return cr == WhiteOO ? 0 : cr == WhiteOOO ? 1 : cr == BlackOO ? 2 : 3;
+}
+constexpr CastlingRights castling_right(Color c, bool king_side) {
+  return CastlingRights((king_side ? WhiteOO : WhiteOOO) << (2 * c));
+}
+
+// The rules a position is played by. Chess960 (Fischer random chess) differs
+// only in castling: king and rooks start anywhere on the back rank (the king
+// between the rooks) and castle to the squares of standard chess (king to g
+// or c, rook to f or d). `automatic` reads a FEN as standard chess unless its
+// castling rights can only be Chess960's.
+enum class Variant : uint8_t { automatic, standard, chess960 };
 
 // A move in 16 bits: from (0-5), to (6-11), kind (12-13), promotion piece
-// minus Knight (14-15). Castling is encoded as the king's own move (e1g1).
+// minus Knight (14-15). Castling is encoded as UCI writes it: the king's own
+// move (e1g1) in standard chess, king takes rook (e1h1) in Chess960, where
+// the king may already stand on its destination. Either way the destination
+// lies right of the king's square for O-O and left of it for O-O-O.
 enum class MoveKind : uint16_t { Normal = 0, Promotion = 1, EnPassant = 2, Castling = 3 };
 
 class Move {

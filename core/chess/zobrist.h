@@ -1,7 +1,10 @@
-// Zobrist keys: one random 64-bit number per (piece, square), per castling-
-// rights state, per en-passant file and for the side to move, drawn at compile
-// time from a fixed-seed xorshift64*, so keys (and search node counts) are the
-// same on every build.
+// Zobrist keys: one random 64-bit number per (piece, square), per castling
+// right (by colour and the file of its rook, so that Chess960 rights with
+// rooks on other files key differently), per en-passant file, for the side to
+// move and for Chess960, drawn at compile time from a fixed-seed xorshift64*,
+// so keys (and search node counts) are the same on every build. The numbers
+// added for Chess960 are drawn after the others: a standard position keys as
+// it did before Chess960 was added.
 #pragma once
 
 #include "chess/types.h"
@@ -11,9 +14,17 @@ KIBITZ_NAMESPACE(chess) {
 
 struct ZobristKeys {
   Key piece_square[kPieces][kSquares]{};
-  Key castling[kCastlingStates]{};
+  // A right's key is that of its rook's colour and file; a position's
+  // castling key is the XOR of its rights' keys (Position::castling_key).
+  // A rook of an h-file right stands right of its king, of an a-file right
+  // left of it, so the file tells the side too.
+  Key castling_rook[kColors][8]{};
   Key ep_file[8]{};
   Key side = 0;
+  // XORed into the key of every Chess960 position: a Chess960 position and a
+  // standard one with the same FEN write castling differently (e1h1, e1g1)
+  // and must not share table entries.
+  Key chess960 = 0;
 };
 
 constexpr ZobristKeys make_zobrist_keys() {
@@ -22,14 +33,16 @@ constexpr ZobristKeys make_zobrist_keys() {
   for (Piece p : {WPawn, WKnight, WBishop, WRook, WQueen, WKing, BPawn, BKnight, BBishop, BRook,
                   BQueen, BKing})
     for (int s = 0; s < kSquares; ++s) z.piece_square[p][s] = rng.next();
-  // Each right has its own number and a state's key is the XOR of its rights,
-  // so updating the key for lost rights is one XOR of two table entries.
-  Key right_keys[4] = {rng.next(), rng.next(), rng.next(), rng.next()};
-  for (int cr = 0; cr < kCastlingStates; ++cr)
-    for (int i = 0; i < 4; ++i)
-      if (cr & (1 << i)) z.castling[cr] ^= right_keys[i];
+  // The standard rights (h and a files) first, in the order they always had.
+  z.castling_rook[White][7] = rng.next();
+  z.castling_rook[White][0] = rng.next();
+  z.castling_rook[Black][7] = rng.next();
+  z.castling_rook[Black][0] = rng.next();
   for (Key& k : z.ep_file) k = rng.next();
   z.side = rng.next();
+  for (int c = 0; c < kColors; ++c)
+    for (int f = 1; f < 7; ++f) z.castling_rook[c][f] = rng.next();
+  z.chess960 = rng.next();
   return z;
 }
 

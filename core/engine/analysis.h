@@ -33,7 +33,8 @@ class SearchMemory {
 
 struct AnalysisRequest {
   GameKind game = GameKind::chess;
-  std::string fen;                 // empty: the start position
+  ChessVariant variant = ChessVariant::automatic;  // how fen is read (engine/types.h)
+  std::string fen;                                 // empty: the start position
   std::vector<std::string> moves;  // played from fen (UCI or SAN for chess, PDN for draughts)
   // Decoded already (Service::prepare): then fen and moves are not read.
   std::shared_ptr<const PreparedPosition> position;

@@ -18,7 +18,8 @@ class Backend {
   virtual Isa isa() const = 0;
 
   virtual Expected<PerftReport, Error> perft(GameKind game, std::string_view fen, int depth,
-                                             bool divide) = 0;
+                                             bool divide,
+                                             ChessVariant variant = ChessVariant::automatic) = 0;
   virtual std::unique_ptr<Service> make_service(const ServiceOptions& options) = 0;
 };
 

@@ -25,8 +25,9 @@ namespace {
 constexpr Isa kIsa = KIBITZ_HAS_PEXT ? Isa::bmi2 : Isa::generic;
 
 template <class Ops>
-Expected<PerftReport, Error> perft_game(std::string_view fen, int depth, bool divide) {
-  auto pos = Ops::read_fen(fen);
+Expected<PerftReport, Error> perft_game(std::string_view fen, int depth, bool divide,
+                                        ChessVariant variant) {
+  auto pos = Ops::read_fen(fen, variant);
   if (!pos) return Unexpected(pos.error());
   PerftReport report;
   if (divide && depth >= 1) {
@@ -40,10 +41,10 @@ Expected<PerftReport, Error> perft_game(std::string_view fen, int depth, bool di
   return report;
 }
 
-Expected<PerftReport, Error> run_perft(GameKind game, std::string_view fen, int depth,
-                                       bool divide) {
-  return game == GameKind::chess ? perft_game<ChessOps>(fen, depth, divide)
-                                 : perft_game<DraughtsOps>(fen, depth, divide);
+Expected<PerftReport, Error> run_perft(GameKind game, std::string_view fen, int depth, bool divide,
+                                       ChessVariant variant) {
+  return game == GameKind::chess ? perft_game<ChessOps>(fen, depth, divide, variant)
+                                 : perft_game<DraughtsOps>(fen, depth, divide, variant);
 }
 
 // Perft that can stop: the top plies are walked here, checking `stop`
@@ -173,10 +174,11 @@ class ServiceImpl final : public engine::Service {
   ~ServiceImpl() override = default;
 
   Expected<std::shared_ptr<const engine::PreparedPosition>, Error> prepare(
-      GameKind game, std::string_view fen, const std::vector<std::string>& moves) override {
+      GameKind game, std::string_view fen, const std::vector<std::string>& moves,
+      ChessVariant variant) override {
     return with_game(
         game, [&]<class Ops>() -> Expected<std::shared_ptr<const engine::PreparedPosition>, Error> {
-          auto pos = Ops::read_fen(fen);
+          auto pos = Ops::read_fen(fen, variant);
           if (!pos) return Unexpected(pos.error());
           std::vector<uint64_t> keys;  // of the positions before the last
           keys.reserve(moves.size());
@@ -188,6 +190,7 @@ class ServiceImpl final : public engine::Service {
           }
           engine::PositionInfo info;
           info.fen = pos->fen();
+          info.chess960 = Ops::chess960(*pos);
           info.key = pos->key();
           info.white_to_move = Ops::Game::white_to_move(*pos);
           info.legal_moves = int(count_legal_moves(*pos));
@@ -200,10 +203,10 @@ class ServiceImpl final : public engine::Service {
 
   Expected<std::shared_ptr<engine::SearchHandle>, Error> perft_async(
       GameKind game, std::string_view fen, int depth, engine::Clock::time_point deadline,
-      engine::PerftCallbacks callbacks) override {
+      engine::PerftCallbacks callbacks, ChessVariant variant) override {
     return with_game(
         game, [&]<class Ops>() -> Expected<std::shared_ptr<engine::SearchHandle>, Error> {
-          auto pos = Ops::read_fen(fen);
+          auto pos = Ops::read_fen(fen, variant);
           if (!pos) return Unexpected(pos.error());
           auto handle = std::make_shared<PerftHandle>();
           auto on_done = std::make_shared<std::function<void(const Expected<PerftReport, Error>&)>>(
@@ -248,12 +251,14 @@ class ServiceImpl final : public engine::Service {
   }
 
   Expected<engine::Replay, Error> replay(GameKind game, std::string_view fen,
-                                         const std::vector<std::string>& moves) override {
+                                         const std::vector<std::string>& moves,
+                                         ChessVariant variant) override {
     return with_game(game, [&]<class Ops>() -> Expected<engine::Replay, Error> {
-      auto pos = Ops::read_fen(fen);
+      auto pos = Ops::read_fen(fen, variant);
       if (!pos) return Unexpected(pos.error());
       engine::Replay r;
       r.start_fen = pos->fen();
+      r.chess960 = Ops::chess960(*pos);
       r.white_first = Ops::Game::white_to_move(*pos);
       r.first_move_number = Ops::fullmove_number(*pos);
       for (size_t i = 0; i < moves.size(); ++i) {
@@ -271,12 +276,14 @@ class ServiceImpl final : public engine::Service {
   }
 
   Expected<engine::MovesReport, Error> moves(GameKind game, std::string_view fen,
-                                             const std::vector<std::string>& moves) override {
+                                             const std::vector<std::string>& moves,
+                                             ChessVariant variant) override {
     return with_game(game, [&]<class Ops>() -> Expected<engine::MovesReport, Error> {
-      auto pos = setup<Ops>(fen, moves);
+      auto pos = setup<Ops>(fen, moves, variant);
       if (!pos) return Unexpected(pos.error());
       engine::MovesReport report;
       report.fen = pos->fen();
+      report.chess960 = Ops::chess960(*pos);
       report.white_to_move = Ops::Game::white_to_move(*pos);
       typename Ops::Move list[Ops::Game::kMaxMoves];
       const auto* end = generate(*pos, list);
@@ -291,9 +298,9 @@ class ServiceImpl final : public engine::Service {
     return tablebase_lookup(fen);
   }
 
-  Expected<PerftReport, Error> perft(GameKind game, std::string_view fen, int depth,
-                                     bool divide) override {
-    return run_perft(game, fen, depth, divide);
+  Expected<PerftReport, Error> perft(GameKind game, std::string_view fen, int depth, bool divide,
+                                     ChessVariant variant) override {
+    return run_perft(game, fen, depth, divide, variant);
   }
 
   int hashfull(GameKind game) const override { return table(game).hashfull(); }
@@ -328,7 +335,7 @@ class ServiceImpl final : public engine::Service {
     if (request.position) {
       decoded = static_cast<const PreparedOf<Ops>&>(*request.position).position();
     } else {
-      auto p = setup<Ops>(request.fen, request.moves);
+      auto p = setup<Ops>(request.fen, request.moves, request.variant);
       if (!p) return Unexpected(p.error());
       decoded = std::move(*p);
     }
@@ -381,9 +388,9 @@ class BackendImpl final : public engine::Backend {
  public:
   BackendImpl() { init_tables(); }
   Isa isa() const override { return kIsa; }
-  Expected<PerftReport, Error> perft(GameKind game, std::string_view fen, int depth,
-                                     bool divide) override {
-    return run_perft(game, fen, depth, divide);
+  Expected<PerftReport, Error> perft(GameKind game, std::string_view fen, int depth, bool divide,
+                                     ChessVariant variant) override {
+    return run_perft(game, fen, depth, divide, variant);
   }
   std::unique_ptr<engine::Service> make_service(const engine::ServiceOptions& options) override {
     return std::make_unique<ServiceImpl>(options);

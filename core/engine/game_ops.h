@@ -28,11 +28,16 @@ struct ChessOps {
   using Move = chess::Move;
   static constexpr GameKind kKind = GameKind::chess;
 
-  static Expected<Position, Error> read_fen(std::string_view fen) {
-    auto pos = Position::from_fen(fen.empty() ? engine::default_fen(kKind) : fen);
+  static Expected<Position, Error> read_fen(std::string_view fen,
+                                            ChessVariant variant = ChessVariant::automatic) {
+    const auto rules = variant == ChessVariant::chess960   ? chess::Variant::chess960
+                       : variant == ChessVariant::standard ? chess::Variant::standard
+                                                           : chess::Variant::automatic;
+    auto pos = Position::from_fen(fen.empty() ? engine::default_fen(kKind) : fen, rules);
     if (!pos) return fail("invalid_fen", pos.error().message);
     return std::move(*pos);
   }
+  static bool chess960(const Position& pos) { return pos.is_chess960(); }
   static Expected<Move, std::string> read_move(const Position& pos, std::string_view text) {
     auto m = chess::parse_move(pos, text);
     if (!m) return Unexpected(m.error().message);
@@ -75,11 +80,15 @@ struct DraughtsOps {
   using Move = draughts::Move;
   static constexpr GameKind kKind = GameKind::draughts;
 
-  static Expected<Position, Error> read_fen(std::string_view fen) {
+  static Expected<Position, Error> read_fen(std::string_view fen,
+                                            ChessVariant variant = ChessVariant::automatic) {
+    if (variant == ChessVariant::chess960)
+      return fail("invalid_request", "'variant' chess960 is a chess variant, not a draughts one");
     auto pos = Position::from_fen(fen.empty() ? engine::default_fen(kKind) : fen);
     if (!pos) return fail("invalid_fen", pos.error().message);
     return std::move(*pos);
   }
+  static bool chess960(const Position&) { return false; }
   static Expected<Move, std::string> read_move(const Position& pos, std::string_view text) {
     auto m = draughts::parse_move(pos, text);
     if (!m) return Unexpected(m.error().message);
@@ -117,8 +126,8 @@ struct DraughtsOps {
 template <class Ops>
 Expected<typename Ops::Position, Error> setup(std::string_view fen,
                                               const std::vector<std::string>& moves,
-                                              const char* what = "moves") {
-  auto pos = Ops::read_fen(fen);
+                                              ChessVariant variant, const char* what = "moves") {
+  auto pos = Ops::read_fen(fen, variant);
   if (!pos) return pos;
   for (size_t i = 0; i < moves.size(); ++i) {
     auto m = Ops::read_move(*pos, moves[i]);

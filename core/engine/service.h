@@ -45,15 +45,17 @@ struct LegalMove {
 };
 
 struct MovesReport {
-  std::string fen;  // the position after the moves
+  std::string fen;        // the position after the moves
+  bool chess960 = false;  // read by Chess960's rules (ChessVariant)
   bool white_to_move = true;
   std::vector<LegalMove> legal;
   std::string status;  // as engine::Result::status
 };
 
 struct PositionInfo {
-  std::string fen;   // normalised, after the moves
-  uint64_t key = 0;  // Zobrist key of that position
+  std::string fen;        // normalised, after the moves
+  bool chess960 = false;  // read by Chess960's rules (ChessVariant)
+  uint64_t key = 0;       // Zobrist key of that position
   // The history that can still matter to the search (repetitions): a hash
   // of the keys of the positions played before, since the last irreversible
   // move. Two requests with equal fen, key and history_key search alike.
@@ -89,6 +91,7 @@ struct ReplayedMove {
 
 struct Replay {
   std::string start_fen;  // normalised
+  bool chess960 = false;  // read by Chess960's rules (ChessVariant)
   bool white_first = true;
   int first_move_number = 1;
   std::vector<ReplayedMove> moves;
@@ -119,9 +122,13 @@ class Service {
  public:
   virtual ~Service() = default;
 
+  // Every call that reads a chess FEN reads it by `variant` (ChessVariant);
+  // an invalid_fen error when the FEN's castling rights are not of it.
+
   // Decodes a position: errors invalid_fen, illegal_move.
   virtual Expected<std::shared_ptr<const PreparedPosition>, Error> prepare(
-      GameKind game, std::string_view fen, const std::vector<std::string>& moves) = 0;
+      GameKind game, std::string_view fen, const std::vector<std::string>& moves,
+      ChessVariant variant = ChessVariant::automatic) = 0;
   // Starts an analysis (of request.position when set, else of fen + moves).
   // Errors: invalid_fen, illegal_move, invalid_request. When the position
   // has no legal move, on_done runs before this returns.
@@ -129,8 +136,9 @@ class Service {
                                                                  Callbacks callbacks) = 0;
   // The position after `moves` from `fen`, cheaply: for validation and cache keys.
   Expected<PositionInfo, Error> position(GameKind game, std::string_view fen,
-                                         const std::vector<std::string>& moves) {
-    auto p = prepare(game, fen, moves);
+                                         const std::vector<std::string>& moves,
+                                         ChessVariant variant = ChessVariant::automatic) {
+    auto p = prepare(game, fen, moves, variant);
     if (!p) return Unexpected(p.error());
     return (*p)->info();
   }
@@ -138,20 +146,21 @@ class Service {
   // for draughts) from `fen`. An illegal or unreadable move is an
   // "illegal_move" error whose message starts "ply N" and names the token.
   virtual Expected<Replay, Error> replay(GameKind game, std::string_view fen,
-                                         const std::vector<std::string>& moves) = 0;
+                                         const std::vector<std::string>& moves,
+                                         ChessVariant variant = ChessVariant::automatic) = 0;
   // The position after `moves` from `fen`, its legal moves and its status.
   virtual Expected<MovesReport, Error> moves(GameKind game, std::string_view fen,
-                                             const std::vector<std::string>& moves) = 0;
+                                             const std::vector<std::string>& moves,
+                                             ChessVariant variant = ChessVariant::automatic) = 0;
   // Counts on the caller's thread (the CLI).
   virtual Expected<PerftReport, Error> perft(GameKind game, std::string_view fen, int depth,
-                                             bool divide) = 0;
+                                             bool divide,
+                                             ChessVariant variant = ChessVariant::automatic) = 0;
   // Counts on one search thread; stop() ends it early with "cancelled", and
   // the deadline with "deadline_exceeded".
-  virtual Expected<std::shared_ptr<SearchHandle>, Error> perft_async(GameKind game,
-                                                                     std::string_view fen,
-                                                                     int depth,
-                                                                     Clock::time_point deadline,
-                                                                     PerftCallbacks callbacks) = 0;
+  virtual Expected<std::shared_ptr<SearchHandle>, Error> perft_async(
+      GameKind game, std::string_view fen, int depth, Clock::time_point deadline,
+      PerftCallbacks callbacks, ChessVariant variant = ChessVariant::automatic) = 0;
 
   // The Syzygy tables' answer for a chess FEN (spaces may be underscores, as
   // Lichess allows): errors invalid_fen, and no_tablebases when no table is

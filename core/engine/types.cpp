@@ -12,6 +12,18 @@ std::optional<GameKind> parse_game(std::string_view name) {
   return std::nullopt;
 }
 
+std::string_view variant_name(ChessVariant v) {
+  return v == ChessVariant::chess960   ? "chess960"
+         : v == ChessVariant::standard ? "standard"
+                                       : "automatic";
+}
+
+std::optional<ChessVariant> parse_variant(std::string_view name) {
+  if (name == "standard") return ChessVariant::standard;
+  if (name == "chess960") return ChessVariant::chess960;
+  return std::nullopt;
+}
+
 }  // namespace kibitz
 
 namespace kibitz::engine {

@@ -3,6 +3,7 @@
 #include "common/contain.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <condition_variable>
 #include <exception>
@@ -182,6 +183,7 @@ class Reviewing final : public Handle, public std::enable_shared_from_this<Revie
         if (!options_.reuse_table && !task.played) service_.clear_hash();
         engine::AnalysisRequest req;
         req.game = game_;
+        req.variant = replay_.chess960 ? ChessVariant::chess960 : ChessVariant::standard;
         req.fen = replay_.start_fen;
         for (size_t i = 0; i < task.ply; ++i) req.moves.push_back(replay_.moves[i].move);
         if (task.shallow)
@@ -361,6 +363,7 @@ class Reviewing final : public Handle, public std::enable_shared_from_this<Revie
   Review build() {
     Review review;
     review.game = game_;
+    review.chess960 = replay_.chess960;
     review.nodes = nodes_;
     record::Game annotated = record_;
     annotated.main = {};
@@ -493,15 +496,45 @@ Judgment judge(GameKind game, const engine::Score& before, const engine::Score& 
   return judge_views(game, View{before}, View{after}, t);
 }
 
+Expected<ChessVariant, Error> game_variant(const record::Game& record, ChessVariant asked) {
+  const std::string* tag = record.tag("Variant");
+  std::string name;
+  if (tag)
+    for (const char c : *tag)
+      if (c != ' ' && c != '-' && c != '_')
+        name += char(std::tolower(static_cast<unsigned char>(c)));
+  ChessVariant told = ChessVariant::automatic;
+  if (name == "chess960" || name == "fischerandom" || name == "fischerrandom" ||
+      name == "fischerrandomchess" || name == "960")
+    told = ChessVariant::chess960;
+  else if (name == "standard" || name == "chess" || name == "normal")
+    told = ChessVariant::standard;
+  else if (!name.empty() && name != "fromposition")  // Lichess: a set-up position, rights decide
+    return Unexpected(Error{"invalid_request", "the game's [Variant \"" + *tag +
+                                                   "\"] is not one Kibitz plays (standard "
+                                                   "chess or Chess960)"});
+  if (told == ChessVariant::automatic) return asked;
+  if (asked != ChessVariant::automatic && asked != told)
+    return Unexpected(Error{"invalid_request", "'variant' is " + std::string(variant_name(asked)) +
+                                                   " but the game's [Variant] tag says " + *tag});
+  return told;
+}
+
 Expected<std::shared_ptr<Handle>, Error> start(engine::Service& service, GameKind game,
                                                const record::Game& record, const Options& options,
                                                Callbacks callbacks) {
+  ChessVariant variant = ChessVariant::automatic;
+  if (game == GameKind::chess) {
+    auto v = game_variant(record, options.variant);
+    if (!v) return Unexpected(v.error());
+    variant = *v;
+  }
   std::string fen;
   if (const std::string* f = record.tag("FEN")) fen = *f;
   std::vector<std::string> moves;
   for (const auto& n : record.main.moves) moves.push_back(n.move);
   if (moves.empty()) return Unexpected(Error{"invalid_request", "the game has no moves"});
-  auto replay = service.replay(game, fen, moves);
+  auto replay = service.replay(game, fen, moves, variant);
   if (!replay) return Unexpected(replay.error());
   auto reviewing = std::make_shared<Reviewing>(service, game, record, std::move(*replay), options,
                                                std::move(callbacks));

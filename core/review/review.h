@@ -49,6 +49,9 @@ struct Options {
   engine::Limits limits;
   int multipv = 1;
   Thresholds thresholds;
+  // Chess: the rules asked for (a request's "variant"); the game's own
+  // [Variant] tag must agree (game_variant).
+  ChessVariant variant = ChessVariant::automatic;
   int parallel = 0;  // positions analysed at once; 0 = the service's threads
   // false: for measuring what the shared table saves (`kibitz annotate
   // --no-table-reuse`) — both tables are cleared before each position and
@@ -87,6 +90,7 @@ struct PlayerSummary {
 
 struct Review {
   GameKind game = GameKind::chess;
+  bool chess960 = false;  // read by Chess960's rules
   std::vector<PlyReview> plies;
   PlayerSummary white, black;
   std::string annotated;  // PGN (chess) or PDN (draughts)
@@ -110,6 +114,13 @@ class Handle {
   virtual void wait() = 0;
   virtual bool done() const = 0;
 };
+
+// The rules a chess game is read by: its [Variant] tag (Chess960 also as
+// Lichess and others spell it: "Chess960", "Chess 960", "Fischerandom",
+// "Fischer Random"; "Standard" or none) and what the request asked for
+// (`asked`, automatic when it did not). Errors (invalid_request): a variant
+// Kibitz does not play, or one the request contradicts.
+Expected<ChessVariant, Error> game_variant(const record::Game& record, ChessVariant asked);
 
 // Starts reviewing one game. Errors at once: invalid_fen (bad [FEN] tag),
 // illegal_move (naming ply and token), invalid_request.

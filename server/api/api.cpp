@@ -115,9 +115,10 @@ class ApiImpl final : public Api {
     return cloud_eval_lookup(*core_, fen, multipv, variant);
   }
 
-  Reply evals(std::string_view game, std::string_view fen, std::string_view multipv) override {
+  Reply evals(std::string_view game, std::string_view fen, std::string_view multipv,
+              std::string_view variant) override {
     if (core_->shutting_down) return shutting_down_reply();
-    return library_lookup(*core_, game, fen, multipv);
+    return library_lookup(*core_, game, fen, multipv, variant);
   }
 
   void store_call(std::function<Reply()> call, std::function<void(Reply)> done) override {

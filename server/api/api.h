@@ -146,8 +146,9 @@ class Api {
   }
   virtual Reply get_job(std::string_view id) = 0;
   // GET /v1/evals: the deepest kept analysis of a position (404 without).
-  virtual Reply evals(std::string_view game, std::string_view fen, std::string_view multipv) {
-    (void)game, (void)fen, (void)multipv;
+  virtual Reply evals(std::string_view game, std::string_view fen, std::string_view multipv,
+                      std::string_view variant) {
+    (void)game, (void)fen, (void)multipv, (void)variant;
     return error_reply(404, "not_found", "no evaluation library");
   }
   virtual Reply delete_job(std::string_view id) = 0;

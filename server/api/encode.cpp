@@ -48,21 +48,23 @@ json common_json(const engine::Progress& p, const ResultContext& c) {
   const bool flip = c.pov_white && !p.white_to_move;
   json lines = json::array();
   for (const auto& l : p.lines) lines.push_back(line_json(c.game, l, flip));
-  return {{"game", game_name(c.game)},
-          {"fen", c.fen},
-          {"engine", engine_json()},
-          {"limits", c.limits},
-          {"multipv", c.multipv},
-          {"pov", c.pov_white ? "white" : "side_to_move"},
-          {"side_to_move", p.white_to_move ? "white" : "black"},
-          {"depth", p.depth},
-          {"seldepth", p.seldepth},
-          {"nodes", p.nodes},
-          {"nps", p.nps},
-          {"tbhits", p.tbhits},
-          {"time_ms", p.time_ms},
-          {"hashfull", p.hashfull},
-          {"lines", std::move(lines)}};
+  json j = {{"game", game_name(c.game)},
+            {"fen", c.fen},
+            {"engine", engine_json()},
+            {"limits", c.limits},
+            {"multipv", c.multipv},
+            {"pov", c.pov_white ? "white" : "side_to_move"},
+            {"side_to_move", p.white_to_move ? "white" : "black"},
+            {"depth", p.depth},
+            {"seldepth", p.seldepth},
+            {"nodes", p.nodes},
+            {"nps", p.nps},
+            {"tbhits", p.tbhits},
+            {"time_ms", p.time_ms},
+            {"hashfull", p.hashfull},
+            {"lines", std::move(lines)}};
+  if (c.chess960) j["variant"] = "chess960";
+  return j;
 }
 
 json review_score(GameKind game, const engine::Score& s) { return score_json(game, s); }
@@ -129,11 +131,13 @@ json encode_moves(GameKind game, const engine::MovesReport& report) {
     else
       legal.push_back({{"move", m.move}, {"from", m.from}, {"to", m.to}, {"captured", m.captured}});
   }
-  return {{"game", game_name(game)},
-          {"fen", report.fen},
-          {"side_to_move", report.white_to_move ? "white" : "black"},
-          {"status", report.status},
-          {"legal_moves", std::move(legal)}};
+  json j = {{"game", game_name(game)},
+            {"fen", report.fen},
+            {"side_to_move", report.white_to_move ? "white" : "black"},
+            {"status", report.status},
+            {"legal_moves", std::move(legal)}};
+  if (report.chess960) j["variant"] = "chess960";
+  return j;
 }
 
 json encode_review(const review::Review& r, const json& limits, int multipv,
@@ -168,6 +172,7 @@ json encode_review(const review::Review& r, const json& limits, int multipv,
             {"plies", std::move(plies)},
             {"players", {{"white", summary_json(r.white)}, {"black", summary_json(r.black)}}}};
   j[r.game == GameKind::chess ? "pgn" : "pdn"] = r.annotated;
+  if (r.chess960) j["variant"] = "chess960";
   return j;
 }
 

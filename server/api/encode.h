@@ -18,6 +18,7 @@ struct ResultContext {
   bool pov_white = true;
   nlohmann::json limits;  // as applied
   int multipv = 1;
+  bool chess960 = false;  // "variant": "chess960" in every result
 };
 
 // {"name": "Kibitz", "version": ..., "eval": nnue::describe()}

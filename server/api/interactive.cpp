@@ -139,7 +139,7 @@ Reply Interactive::moves(const json& request) {
   if (core_->shutting_down) return shutting_down_reply();
   auto call = decode_moves(request, core_->caps);
   if (!call) return call.error();
-  auto report = core_->service.moves(call->game, call->fen, call->moves);
+  auto report = core_->service.moves(call->game, call->fen, call->moves, call->variant);
   if (!report) return engine_error(report.error());
   return Reply{200, encode_moves(call->game, *report), nullptr, {}};
 }

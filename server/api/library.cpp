@@ -33,8 +33,11 @@ json answer_json(const engine::Result& kept, const ResultContext& context) {
 std::string library_key(const AnalyzeCall& call) {
   const auto& r = call.request;
   if (r.limits.infinite || !r.searchmoves.empty()) return {};
-  return std::string(game_name(r.game)) + '|' + call.position.fen + '|' +
-         std::to_string(call.position.history_key);
+  // A Chess960 position keys apart from a standard one with the same FEN:
+  // their castling moves are written differently, and the rights mean other
+  // rooks when the FEN is X-FEN.
+  return std::string(game_name(r.game)) + (call.position.chess960 ? "960" : "") + '|' +
+         call.position.fen + '|' + std::to_string(call.position.history_key);
 }
 
 bool library_may_answer(ApiCore& core, const AnalyzeCall& call) {
@@ -74,9 +77,10 @@ void library_keep(ApiCore& core, const AnalyzeCall& call, const engine::Result& 
 }
 
 Reply library_lookup(ApiCore& core, std::string_view game, std::string_view fen,
-                     std::string_view multipv) {
+                     std::string_view multipv, std::string_view variant) {
   json request = {{"game", game.empty() ? "chess" : std::string(game)}, {"limits", {{"depth", 1}}}};
   if (!fen.empty()) request["fen"] = std::string(fen);
+  if (!variant.empty()) request["variant"] = std::string(variant);
   if (!multipv.empty()) {
     int n = 0;
     auto [p, ec] = std::from_chars(multipv.data(), multipv.data() + multipv.size(), n);
@@ -100,6 +104,7 @@ Reply library_lookup(ApiCore& core, std::string_view game, std::string_view fen,
   ++core.library.hits;
   ResultContext context;
   context.game = call->request.game;
+  context.chess960 = call->position.chess960;
   context.fen = call->position.fen;
   context.limits = {{"depth", kept->depth}};
   context.multipv = call->request.multipv;

@@ -38,9 +38,10 @@ std::optional<Reply> library_answer(ApiCore& core, const AnalyzeCall& call);
 // Keeps a search that ran to its own limits, when it is deep enough.
 void library_keep(ApiCore& core, const AnalyzeCall& call, const engine::Result& r);
 
-// GET /v1/evals?game=&fen=&multipv=: 200 with the analysis, 404 not_found.
+// GET /v1/evals?game=&fen=&multipv=&variant=: 200 with the analysis, 404
+// not_found.
 Reply library_lookup(ApiCore& core, std::string_view game, std::string_view fen,
-                     std::string_view multipv);
+                     std::string_view multipv, std::string_view variant = {});
 
 // GET /api/cloud-eval?fen=&multiPv=&variant=: the deepest kept analysis
 // with at least multiPv lines (1 by default, at most max_multipv) in the

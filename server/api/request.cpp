@@ -60,6 +60,25 @@ Expected<GameKind, Reply> decode_game(const json& body) {
   return Unexpected(bad("'game' must be \"chess\" or \"draughts\""));
 }
 
+// "variant": "standard" or "chess960" (chess only); absent: the position's
+// castling rights tell.
+Expected<ChessVariant, Reply> decode_variant(const json& body, GameKind game) {
+  auto it = body.find("variant");
+  if (it == body.end() || it->is_null()) return ChessVariant::automatic;
+  const auto v = it->is_string() ? parse_variant(it->get_ref<const std::string&>()) : std::nullopt;
+  if (!v) return Unexpected(bad("'variant' must be \"standard\" or \"chess960\""));
+  if (game != GameKind::chess && *v == ChessVariant::chess960)
+    return Unexpected(bad("'variant' chess960 is for chess; draughts has no variant"));
+  return *v;
+}
+
+// The rules a decoded position was read by: what every later read of its
+// (normalised) FEN must use.
+ChessVariant rules_of(bool chess960, GameKind game) {
+  if (game != GameKind::chess) return ChessVariant::automatic;
+  return chess960 ? ChessVariant::chess960 : ChessVariant::standard;
+}
+
 Expected<std::string, Reply> decode_fen(const json& body) {
   auto it = body.find("fen");
   if (it == body.end() || it->is_null()) return std::string();
@@ -174,6 +193,7 @@ Reply engine_error(const Error& e) {
 ResultContext context_of(const AnalyzeCall& call) {
   ResultContext c;
   c.game = call.request.game;
+  c.chess960 = call.position.chess960;
   c.fen = call.position.fen;
   c.pov_white = call.pov_white;
   c.limits = call.limits;
@@ -192,6 +212,8 @@ Expected<AnalyzeCall, Reply> decode_analyze(const json& body, const Caps& caps,
   auto game = decode_game(body);
   if (!game) return Unexpected(game.error());
   r.game = *game;
+  auto variant = decode_variant(body, r.game);
+  if (!variant) return Unexpected(variant.error());
   auto fen = decode_fen(body);
   if (!fen) return Unexpected(fen.error());
   r.fen = std::move(*fen);
@@ -220,10 +242,11 @@ Expected<AnalyzeCall, Reply> decode_analyze(const json& body, const Caps& caps,
       return Unexpected(bad("'pov' must be \"white\" or \"side_to_move\""));
   }
   // Decoded once: the search starts from this very position.
-  auto pos = service.prepare(r.game, r.fen, r.moves);
+  auto pos = service.prepare(r.game, r.fen, r.moves, *variant);
   if (!pos) return Unexpected(engine_error(pos.error()));
   r.position = *pos;
   call.position = (*pos)->info();
+  r.variant = rules_of(call.position.chess960, r.game);
   // searchmoves are checked here, before any queue: a bad one is the
   // client's error whatever the load, and in a position without moves too.
   for (size_t i = 0; i < r.searchmoves.size(); ++i)
@@ -233,9 +256,10 @@ Expected<AnalyzeCall, Reply> decode_analyze(const json& body, const Caps& caps,
   if (!r.limits.infinite) {
     // The history is part of the key: the same position reached through
     // other moves may be a repetition, and search differently.
-    std::string key = std::string(game_name(r.game)) + '|' + std::to_string(call.position.key) +
-                      '|' + std::to_string(call.position.history_key) + '|' + call.position.fen +
-                      '|' + call.limits.dump() + '|' + std::to_string(r.multipv) + '|' +
+    std::string key = std::string(game_name(r.game)) + (call.position.chess960 ? "960" : "") + '|' +
+                      std::to_string(call.position.key) + '|' +
+                      std::to_string(call.position.history_key) + '|' + call.position.fen + '|' +
+                      call.limits.dump() + '|' + std::to_string(r.multipv) + '|' +
                       (call.pov_white ? "w" : "s");
     for (const auto& m : r.searchmoves) key += '|' + m;
     call.cache_key = std::move(key);
@@ -249,6 +273,9 @@ Expected<MovesCall, Reply> decode_moves(const json& body, const Caps& caps) {
   auto game = decode_game(body);
   if (!game) return Unexpected(game.error());
   call.game = *game;
+  auto variant = decode_variant(body, call.game);
+  if (!variant) return Unexpected(variant.error());
+  call.variant = *variant;
   auto fen = decode_fen(body);
   if (!fen) return Unexpected(fen.error());
   call.fen = std::move(*fen);
@@ -265,6 +292,8 @@ Expected<PerftCall, Reply> decode_perft(const json& body, const Caps& caps,
   auto game = decode_game(body);
   if (!game) return Unexpected(game.error());
   call.game = *game;
+  auto variant = decode_variant(body, call.game);
+  if (!variant) return Unexpected(variant.error());
   auto fen = decode_fen(body);
   if (!fen) return Unexpected(fen.error());
   auto depth = opt_int(body, "depth", "depth", 0);
@@ -273,9 +302,10 @@ Expected<PerftCall, Reply> decode_perft(const json& body, const Caps& caps,
   const int cap = call.game == GameKind::chess ? caps.config.max_perft_depth_chess
                                                : caps.config.max_perft_depth_draughts;
   call.depth = int(std::min<int64_t>(**depth, cap));
-  auto pos = service.position(call.game, *fen, {});
+  auto pos = service.position(call.game, *fen, {}, *variant);
   if (!pos) return Unexpected(engine_error(pos.error()));
   call.fen = pos->fen;
+  call.variant = rules_of(pos->chess960, call.game);
   return call;
 }
 
@@ -315,6 +345,13 @@ Expected<AnnotateCall, Reply> decode_annotate(const json& body, const Caps& caps
   if (games->size() > 1)
     return Unexpected(bad("'" + field + "' holds more than one game; send one game per request"));
   call.record = std::move(games->front());
+  auto variant = decode_variant(body, call.game);
+  if (!variant) return Unexpected(variant.error());
+  if (call.game == GameKind::chess) {
+    auto v = review::game_variant(call.record, *variant);
+    if (!v) return Unexpected(engine_error(v.error()));
+    *variant = *v;
+  }
 
   // Replay now, so that a bad game is a 400 at once rather than a failed job.
   std::string fen;
@@ -322,9 +359,10 @@ Expected<AnnotateCall, Reply> decode_annotate(const json& body, const Caps& caps
   std::vector<std::string> moves;
   for (const auto& n : call.record.main.moves) moves.push_back(n.move);
   if (moves.empty()) return Unexpected(bad("'" + field + "': the game has no moves"));
-  auto replay = service.replay(call.game, fen, moves);
+  auto replay = service.replay(call.game, fen, moves, *variant);
   if (!replay) return Unexpected(engine_error(replay.error()));
   call.plies = int(replay->moves.size());
+  call.options.variant = rules_of(replay->chess960, call.game);
 
   auto limits = decode_limits(body, c, false, std::nullopt);
   if (!limits) return Unexpected(limits.error());

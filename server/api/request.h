@@ -43,6 +43,7 @@ ResultContext context_of(const AnalyzeCall& call);
 
 struct MovesCall {
   GameKind game = GameKind::chess;
+  ChessVariant variant = ChessVariant::automatic;
   std::string fen;
   std::vector<std::string> moves;
 };
@@ -50,8 +51,9 @@ Expected<MovesCall, Reply> decode_moves(const nlohmann::json& body, const Caps& 
 
 struct PerftCall {
   GameKind game = GameKind::chess;
-  std::string fen;  // normalised
-  int depth = 1;    // capped
+  ChessVariant variant = ChessVariant::automatic;  // the rules fen was read by
+  std::string fen;                                 // normalised
+  int depth = 1;                                   // capped
 };
 Expected<PerftCall, Reply> decode_perft(const nlohmann::json& body, const Caps& caps,
                                         engine::Service& service);

@@ -233,10 +233,18 @@ void PerftWork::start() {
   // client waits for never holds a search thread longer than any search.
   const auto until =
       std::min(deadline_, began_ + std::chrono::milliseconds(core_->config.max_movetime_ms));
-  auto handle =
-      core_->service.perft_async(call_.game, call_.fen, call_.depth, until, std::move(callbacks));
+  auto handle = core_->service.perft_async(call_.game, call_.fen, call_.depth, until,
+                                           std::move(callbacks), call_.variant);
   if (!handle) return not_started(handle.error());
   handle_.keep(*handle);
+}
+
+nlohmann::json PerftWork::count_json(uint64_t nodes, int64_t us, uint64_t nps) const {
+  nlohmann::json j = {{"game", game_name(call_.game)}, {"fen", call_.fen},
+                      {"depth", call_.depth},          {"nodes", nodes},
+                      {"time_ms", us / 1000},          {"nps", nps}};
+  if (call_.variant == ChessVariant::chess960) j["variant"] = "chess960";
+  return j;
 }
 
 void PerftWork::on_count(const Expected<PerftReport, Error>& r) {
@@ -256,15 +264,7 @@ void PerftWork::on_count(const Expected<PerftReport, Error>& r) {
     return done(engine_error(r.error()));
   }
   const uint64_t nps = us > 0 ? uint64_t(double(r->nodes) * 1e6 / double(us)) : 0;
-  done(Reply{200,
-             {{"game", game_name(call_.game)},
-              {"fen", call_.fen},
-              {"depth", call_.depth},
-              {"nodes", r->nodes},
-              {"time_ms", us / 1000},
-              {"nps", nps}},
-             nullptr,
-             {}});
+  done(Reply{200, count_json(r->nodes, us, nps), nullptr, {}});
 }
 
 }  // namespace kibitz::server

@@ -149,6 +149,7 @@ class PerftWork final : public EngineWork<PerftCall, engine::SearchHandle>,
  private:
   void start() override;
   void on_count(const Expected<PerftReport, Error>& r);
+  nlohmann::json count_json(uint64_t nodes, int64_t us, uint64_t nps) const;
 };
 
 }  // namespace kibitz::server

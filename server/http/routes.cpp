@@ -178,8 +178,9 @@ void HttpSession::job(Request&) {
 void HttpSession::evals(Request&) {
   via_store([&api = ctx_.api, game = ex_.parsed.query_param("game").value_or(""),
              fen = ex_.parsed.query_param("fen").value_or(""),
-             multipv = ex_.parsed.query_param("multipv").value_or("")] {
-    return api.evals(game, fen, multipv);
+             multipv = ex_.parsed.query_param("multipv").value_or(""),
+             variant = ex_.parsed.query_param("variant").value_or("")] {
+    return api.evals(game, fen, multipv, variant);
   });
 }
 

@@ -46,7 +46,7 @@ const BadFen kBadFens[] = {
     {"4k3/8/8/1B6/8/8/8/4K3 w - - 0 1", FenError::opponent_in_check},
     {"rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBN1 w KQkq - 0 1", FenError::castling_rights},
     {"rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQ1BNR w KQkq - 0 1", FenError::king_count},
-    {"rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQ1KNR w KQkq - 0 1", FenError::castling_rights},
+    {"rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQ1KN1 w KQkq - 0 1", FenError::castling_rights},
     {"rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkqX - 0 1", FenError::castling_rights},
     {"rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KKqk - 0 1", FenError::castling_rights},
     {"1nbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1", FenError::castling_rights},

@@ -55,7 +55,8 @@ def main():
     e.send("uci")
     hello = e.until(lambda l: l == "uciok")
     check(any(l.startswith("id name Kibitz") for l in hello), "id name")
-    for option in ("Hash", "Threads", "MultiPV", "Clear Hash", "UCI_ShowWDL", "SyzygyPath"):
+    for option in ("Hash", "Threads", "MultiPV", "Clear Hash", "UCI_ShowWDL", "UCI_Chess960",
+                   "SyzygyPath"):
         check(any(l.startswith("option name %s type" % option) for l in hello), option)
     e.send("isready")
     e.until(lambda l: l == "readyok")
@@ -134,6 +135,37 @@ def main():
     e.send("go depth 4")
     out = e.until(lambda l: l.startswith("bestmove"))
     check(" tbhits 0 " in [l for l in out if l.startswith("info depth")][-1], "no tables, no hits")
+
+    # Chess960 (UCI_Chess960): castling is king takes rook, both ways. From
+    # start position 518 after 1. e4 e5 2. Nf3 Nc6 3. Bc4 Nf6, only O-O
+    # (e1h1) reaches h1; e1g1 is no move there.
+    opening = "e2e4 e7e5 g1f3 b8c6 f1c4 g8f6"
+    e.send("setoption name UCI_Chess960 value true")
+    e.send("ucinewgame")
+    e.send("position startpos moves %s e1g1" % opening)
+    said = e.until(lambda l: l.startswith("info string"))
+    check("e1g1" in said[-1], "e1g1 is refused in Chess960: %s" % said[-1])
+    e.send("position startpos moves " + opening)
+    e.send("go depth 3 searchmoves e1h1")
+    out = e.until(lambda l: l.startswith("bestmove"))
+    check(bestmove(out) == "e1h1", "castling written king takes rook: %s" % out[-1])
+    e.send("position startpos moves %s e1h1 e8h8" % opening)
+    e.send("go depth 4")
+    out = e.until(lambda l: l.startswith("bestmove"))
+    check(UCI_MOVE.match(bestmove(out)), "a move after both sides castled: %s" % out[-1])
+    # King g1 beside its rook on h1, queen's rook on b1: O-O is g1h1.
+    e.send("position fen 1r4kr/pppppppp/8/8/8/8/PPPPPPPP/1R4KR w HBhb - 0 1")
+    e.send("go depth 3 searchmoves g1h1")
+    out = e.until(lambda l: l.startswith("bestmove"))
+    check(bestmove(out) == "g1h1", "O-O from g1: %s" % out[-1])
+    e.send("isready")
+    e.until(lambda l: l == "readyok")
+    e.send("setoption name UCI_Chess960 value false")
+    e.send("position startpos moves %s e1g1" % opening)
+    e.send("go depth 2")
+    out = e.until(lambda l: l.startswith("bestmove"))
+    check(not any(l.startswith("info string") for l in out), "e1g1 castles in standard chess: %r"
+          % out[:2])
 
     e.send("quit")
     check(e.p.wait(timeout=TIMEOUT) == 0, "exit status 0")

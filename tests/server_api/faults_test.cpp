@@ -29,15 +29,16 @@ class FaultyService final : public engine::Service {
   explicit FaultyService(int threads) : real_(small_service(threads)) {}
 
   Expected<std::shared_ptr<const engine::PreparedPosition>, Error> prepare(
-      GameKind game, std::string_view fen, const std::vector<std::string>& moves) override {
-    return real_->prepare(game, fen, moves);
+      GameKind game, std::string_view fen, const std::vector<std::string>& moves,
+      ChessVariant variant) override {
+    return real_->prepare(game, fen, moves, variant);
   }
   Expected<std::shared_ptr<engine::SearchHandle>, Error> analyze(
       const engine::AnalysisRequest& request, engine::Callbacks callbacks) override {
     std::string fen;
     if (request.position) {
       fen = request.position->info().fen;
-    } else if (auto p = real_->prepare(request.game, request.fen, request.moves)) {
+    } else if (auto p = real_->prepare(request.game, request.fen, request.moves, request.variant)) {
       fen = (*p)->info().fen;
     }
     if (fen.find("8/8/P7/1PPPPPPP") != std::string::npos)  // after a2a3
@@ -67,20 +68,23 @@ class FaultyService final : public engine::Service {
     std::thread([cb = std::move(cb)] { cb.on_done(engine::Result{}); }).join();
   }
   Expected<engine::Replay, Error> replay(GameKind g, std::string_view f,
-                                         const std::vector<std::string>& m) override {
-    return real_->replay(g, f, m);
+                                         const std::vector<std::string>& m,
+                                         ChessVariant v) override {
+    return real_->replay(g, f, m, v);
   }
   Expected<engine::MovesReport, Error> moves(GameKind g, std::string_view f,
-                                             const std::vector<std::string>& m) override {
-    return real_->moves(g, f, m);
+                                             const std::vector<std::string>& m,
+                                             ChessVariant v) override {
+    return real_->moves(g, f, m, v);
   }
-  Expected<PerftReport, Error> perft(GameKind g, std::string_view f, int d, bool div) override {
-    return real_->perft(g, f, d, div);
+  Expected<PerftReport, Error> perft(GameKind g, std::string_view f, int d, bool div,
+                                     ChessVariant v) override {
+    return real_->perft(g, f, d, div, v);
   }
   Expected<std::shared_ptr<engine::SearchHandle>, Error> perft_async(
       GameKind g, std::string_view f, int d, engine::Clock::time_point deadline,
-      engine::PerftCallbacks cb) override {
-    return real_->perft_async(g, f, d, deadline, std::move(cb));
+      engine::PerftCallbacks cb, ChessVariant v) override {
+    return real_->perft_async(g, f, d, deadline, std::move(cb), v);
   }
   int hashfull(GameKind g) const override { return real_->hashfull(g); }
   void resize_hash(GameKind g, size_t mib) override { real_->resize_hash(g, mib); }

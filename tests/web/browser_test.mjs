@@ -212,8 +212,32 @@ async function desktop(browser, url) {
   await screenshot(page, "bad-fen-desktop.png")
 
   await review(page)
+  await chess960Steps(page)
   check("desktop: no script errors on the page", page.errors.length === 0, page.errors.join(" | "))
   await page.context().close()
+}
+
+// Chess960: a start position by number, then a middlegame FEN whose rights
+// only Chess960 has, castled by moving the king onto its rook's side.
+async function chess960Steps(page) {
+  await page.fill("#c960-number", "0")
+  await page.click("#c960-form button[type=submit]")
+  await page.waitForSelector("#board .cm-chessboard .pieces g[data-square='a1'][data-piece='wb']", {timeout: WAIT})
+  const fen = await page.inputValue("#fen")
+  check("chess960: position 0 is set by its number", fen === "bbqnnrkr/pppppppp/8/8/8/8/PPPPPPPP/BBQNNRKR w KQkq - 0 1", fen)
+  await waitForDeepeningAnalysis(page, {pattern: /^1\.\s*[a-hNBRQKO]/})
+  check("chess960: its analysis runs", (await lineTexts(page)).length > 0)
+  await page.fill("#fen", "rk5r/pppppppp/8/8/8/8/PPPPPPPP/RK5R w AHah - 0 1")
+  await page.click("#fen-form button[type=submit]")
+  await page.waitForSelector("#board .cm-chessboard .pieces g[data-square='b1'][data-piece='wk']", {timeout: WAIT})
+  await clickSquare(page, "chess", "b1")
+  await clickSquare(page, "chess", "g1")
+  await page.waitForFunction(() => document.querySelector("#moves .move.current")?.textContent.trim() === "O-O", null, {timeout: WAIT})
+  // The board redraws from the server's FEN after its move animation.
+  const king = await page.waitForSelector("#board .cm-chessboard .pieces g[data-square='g1'][data-piece='wk']", {timeout: WAIT})
+  const rook = await page.waitForSelector("#board .cm-chessboard .pieces g[data-square='f1'][data-piece='wr']", {timeout: WAIT})
+  check("chess960: O-O by the king's own move puts king on g1 and rook on f1", king !== null && rook !== null,
+    await page.inputValue("#fen"))
 }
 
 // A scholar's mate: 3...Nf6?? walks into mate, the review must say so.

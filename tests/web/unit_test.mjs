@@ -63,3 +63,33 @@ test("server errors in plain words", () => {
   assert.equal(plainWords(new ApiError("network", "")), "Cannot reach the Kibitz server.")
   assert.equal(plainWords(new ApiError("some_new_code", "details")), "details")
 })
+
+test("Chess960 start positions by Scharnagl number: 518 is the standard one, all 960 legal and distinct", async () => {
+  const {chess960Rank, chess960Fen, randomChess960} = await import("../../web/js/chess960.js")
+  assert.equal(chess960Fen(518), "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1")
+  assert.equal(chess960Rank(0), "BBQNNRKR")
+  assert.equal(chess960Rank(959), "RKRNNQBB")
+  const seen = new Set()
+  for (let n = 0; n < 960; n++) {
+    const r = chess960Rank(n)
+    seen.add(r)
+    assert.equal([...r].sort().join(""), "BBKNNQRR", r)
+    const bishops = [...r].flatMap((p, i) => (p === "B" ? [i] : []))
+    assert.notEqual(bishops[0] % 2, bishops[1] % 2, `${n}: bishops on one colour`)
+    const k = r.indexOf("K")
+    assert.ok(r.indexOf("R") < k && r.lastIndexOf("R") > k, `${n}: king between the rooks`)
+  }
+  assert.equal(seen.size, 960)
+  assert.throws(() => chess960Rank(960), RangeError)
+  assert.throws(() => chess960Rank(-1), RangeError)
+  assert.equal(randomChess960(() => 0.9999), 959)
+  assert.equal(randomChess960(() => 0), 0)
+})
+
+test("castling moves also answer to the king's destination square", async () => {
+  const {normalizeLegal} = await import("../../web/js/positions.js")
+  const legal = normalizeLegal({legal_moves: [{uci: "b1h1", san: "O-O"}, {uci: "b1a1", san: "O-O-O+"},
+    {uci: "b1c1", san: "Kc1"}]}, "chess")
+  assert.deepEqual(legal.map((m) => m.castle), ["g1", "c1", null])
+  assert.equal(legal[0].to, "h1")
+})

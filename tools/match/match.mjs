@@ -11,6 +11,7 @@ import readline from 'node:readline';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { gameStats, pairStats, los, sprt, pairIndex } from './stats.mjs';
+import { Chess960Game, Chess960Referee, chess960StartFen } from './chess960.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const START_FEN = 'rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1';
@@ -50,6 +51,10 @@ games
                         (default: openings.txt beside this script)
   --seed S              shuffle the openings with seed S (default 0: file order)
   --max-plies P         a game still going after P plies (opening included) is a draw (default 400)
+  --chess960            Chess960: UCI_Chess960 for both engines, openings the 960 start positions
+                        (Scharnagl order, --seed shuffles them) unless --openings gives FENs,
+                        every move refereed by --referee
+  --referee CMD         the UCI engine that referees Chess960 games (default /usr/games/stockfish)
   --sprt ELO0,ELO1[,ALPHA,BETA]
                         pentanomial SPRT in logistic Elo (alpha = beta = 0.05 by default);
                         the run stops as soon as it accepts H0 or H1
@@ -107,8 +112,9 @@ export function parseArgs(argv) {
     engine1: null, engine2: null, opts1: [], opts2: [], optsBoth: [],
     limit: null, games: 2, concurrency: 1, openings: path.join(HERE, 'openings.txt'), seed: 0,
     maxPlies: 400, sprt: null, pgn: null, graceMs: 100, moveTimeoutMs: null, initTimeoutMs: 10000,
-    timeoutS: null, debug: false, help: false,
+    timeoutS: null, debug: false, help: false, chess960: false, referee: '/usr/games/stockfish',
   };
+  let openingsGiven = false;
   const setLimit = (l) => {
     if (o.limit) throw new UsageError('give only one of --tc-clock, --tc, --nodes, --depth');
     o.limit = l;
@@ -143,7 +149,9 @@ export function parseArgs(argv) {
       case '--depth': setLimit({ kind: 'depth', d: positiveInt(a, val()) }); break;
       case '--games': o.games = positiveInt(a, val()); break;
       case '--concurrency': o.concurrency = positiveInt(a, val()); break;
-      case '--openings': o.openings = val(); break;
+      case '--openings': o.openings = val(); openingsGiven = true; break;
+      case '--chess960': o.chess960 = true; break;
+      case '--referee': o.referee = val(); break;
       case '--seed': o.seed = positiveInt(a, val(), { zero: true }); break;
       case '--max-plies': o.maxPlies = positiveInt(a, val()); break;
       case '--pgn': o.pgn = val(); break;
@@ -171,6 +179,11 @@ export function parseArgs(argv) {
   if (!o.engine1 || !o.engine2) throw new UsageError('--engine1 and --engine2 are required');
   for (const cmd of [o.engine1, o.engine2]) if (splitCommand(cmd).length === 0) throw new UsageError('empty engine command');
   if (!o.limit) o.limit = { kind: 'movetime', ms: 100 };
+  if (o.chess960) {
+    if (!openingsGiven) o.openings = null;  // the 960 start positions
+    if (!o.optsBoth.some(([k]) => k.toLowerCase() === 'uci_chess960')) o.optsBoth.push(['UCI_Chess960', 'true']);
+    if (splitCommand(o.referee).length === 0) throw new UsageError('empty --referee command');
+  }
   if (o.moveTimeoutMs === null) o.moveTimeoutMs = o.limit.kind === 'movetime' ? 2 * o.limit.ms + 1000 : 60000;
   return o;
 }
@@ -218,6 +231,29 @@ export function parseOpenings(text, source = 'openings') {
     out.push({ line: lineNo, name, fen, moves });
   });
   if (out.length === 0) throw new UsageError(`${source}: no opening in the file`);
+  return out;
+}
+
+/**
+ * Chess960 openings: the 960 start positions, or a file of FENs (one a
+ * line, # comments), which the referee checks before the first game.
+ */
+export function chess960Openings(text) {
+  if (text === null)
+    return Array.from({ length: 960 }, (_, n) => ({ line: n, name: `Chess960 #${n}`, fen: chess960StartFen(n), moves: [] }));
+  const out = [];
+  text.split('\n').forEach((raw, i) => {
+    const hash = raw.indexOf('#');
+    const name = hash >= 0 ? raw.slice(hash + 1).trim() : '';
+    const fields = (hash >= 0 ? raw.slice(0, hash) : raw).trim().split(/\s+/).filter(Boolean);
+    if (fields.length === 0) return;
+    if (fields.length < 4 || fields.length > 6 || !fields[0].includes('/'))
+      throw new UsageError(`openings line ${i + 1}: with --chess960 every opening is a FEN`);
+    if (fields.length === 4) fields.push('0', '1');
+    if (fields.length === 5) fields.push('1');
+    out.push({ line: i + 1, name, fen: fields.join(' '), moves: [] });
+  });
+  if (out.length === 0) throw new UsageError('no opening in the file');
   return out;
 }
 
@@ -485,6 +521,19 @@ class Match {
 
   /** Starts each engine once before any game: names, option check, and a clear error if one cannot start. */
   async probe() {
+    if (this.o.chess960) {
+      this.referee = new Chess960Referee(splitCommand(this.o.referee), this.o.debug);
+      liveEngines.add(this.referee);
+      try {
+        await this.referee.start();
+        for (const op of this.openings.length <= 1000 ? this.openings : []) {
+          const p = await this.referee.position(op.fen);
+          if (p.legal.length === 0) throw new Error(`opening line ${op.line} has no legal move`);
+        }
+      } catch (e) {
+        throw new UsageError(`the Chess960 referee (${this.o.referee}): ${e.message}`);
+      }
+    }
     for (const label of ['engine1', 'engine2']) {
       const e = this.newEngine(label);
       const ok = await e.start(this.o.initTimeoutMs);
@@ -538,8 +587,8 @@ class Match {
     const opening = this.openings[this.order[pair % this.openings.length]];
     const e1White = g % 2 === 0;
     const colourOf = { engine1: e1White ? 'w' : 'b', engine2: e1White ? 'b' : 'w' };
-    const chess = new Chess(opening.fen || START_FEN);
-    for (const m of opening.moves) applyUci(chess, m);
+    const chess = o.chess960 ? await Chess960Game.start(this.referee, opening.fen) : new Chess(opening.fen || START_FEN);
+    if (!o.chess960) for (const m of opening.moves) applyUci(chess, m);
     const bookPlies = opening.moves.length;
     const posBase = opening.fen ? `position fen ${opening.fen}` : 'position startpos';
     const uciMoves = [...opening.moves];
@@ -572,7 +621,7 @@ class Match {
         if (clocks[side] < -o.graceMs) { end = { faulty: labelOf[side], fault: 'timeout' }; break; }
         clocks[side] += o.limit.inc;
       }
-      const played = applyUci(chess, r.move);
+      const played = o.chess960 ? await chess.play(r.move) : applyUci(chess, r.move);
       if (!played) { end = { faulty: labelOf[side], fault: 'illegal', reason: `${labelOf[side]} played an illegal move "${r.move}"` }; break; }
       uciMoves.push(r.move);
       comments.push(scoreComment(eng, r.ms));
@@ -637,6 +686,7 @@ class Match {
     const esc = (s) => String(s).replace(/\\/g, '\\\\').replace(/"/g, '\\"');
     const tags = [['Event', 'kibitz match'], ['Site', 'tools/match'], ['Date', date], ['Round', String(res.g + 1)],
       ['White', white], ['Black', black], ['Result', res.resultText]];
+    if (o.chess960) tags.push(['Variant', 'Chess960']);
     if (res.opening.fen) tags.push(['SetUp', '1'], ['FEN', res.opening.fen]);
     if (res.opening.name) tags.push(['Opening', res.opening.name]);
     tags.push(['PlyCount', String(res.plies)], ['Termination', res.termination]);
@@ -757,7 +807,16 @@ export async function main(argv) {
   });
 
   try {
-    const openings = await loadOpenings(o.openings);
+    let openings;
+    if (o.chess960) {
+      let text = null;
+      if (o.openings !== null) {
+        try { text = fs.readFileSync(o.openings, 'utf8'); } catch (e) { throw new UsageError(`cannot read openings file: ${e.message}`); }
+      }
+      openings = chess960Openings(text);
+    } else {
+      openings = await loadOpenings(o.openings);
+    }
     match = new Match(o, openings);
     if (o.timeoutS) {
       setTimeout(() => {

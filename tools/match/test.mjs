@@ -408,3 +408,57 @@ test('pgn_positions writes the quiet positions of finished games once each', asy
   ]); // game 3 (1. e4 e5, drawn) passes only through positions written before
   assert.match(err, /4 positions, 1 games skipped/);
 });
+
+// ------------------------------------------------------------------ Chess960
+
+const STOCKFISH = ['/usr/games/stockfish', '/usr/bin/stockfish'].find((p) => fs.existsSync(p));
+
+test('Chess960 start positions by number, and SAN of castling and captures', async () => {
+  const { chess960StartFen, sanOf } = await import('./chess960.mjs');
+  assert.equal(chess960StartFen(518), 'rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1');
+  assert.equal(chess960StartFen(0), 'bbqnnrkr/pppppppp/8/8/8/8/PPPPPPPP/BBQNNRKR w KQkq - 0 1');
+  assert.equal(new Set(Array.from({ length: 960 }, (_, n) => chess960StartFen(n))).size, 960);
+  assert.throws(() => chess960StartFen(960), RangeError);
+  const quiet = { inCheck: false, legal: ['a2a3'] };
+  const pos = { fen: '4k3/8/8/8/8/8/8/R3K1R1 w AG - 0 1', legal: ['e1g1', 'e1a1', 'a1a8', 'g1g8'] };
+  assert.equal(sanOf(pos, 'e1g1', quiet), 'O-O');
+  assert.equal(sanOf(pos, 'e1a1', quiet), 'O-O-O');
+  assert.equal(sanOf(pos, 'a1a8', { inCheck: true, legal: ['e8e7'] }), 'Ra8+');
+  assert.equal(sanOf({ fen: '4k3/8/8/8/8/8/8/R3K2R w - - 0 1', legal: ['a1d1', 'h1d1'] }, 'a1d1', quiet), 'Rad1');
+  assert.equal(sanOf({ fen: '4k3/8/8/3p4/4P3/8/8/4K3 w - - 0 1', legal: ['e4d5'] }, 'e4d5', quiet), 'exd5');
+});
+
+test('Chess960 games refereed by Stockfish: castling king takes rook, nothing else', { skip: !STOCKFISH && 'no stockfish' }, async () => {
+  const { Chess960Game, Chess960Referee, chess960StartFen } = await import('./chess960.mjs');
+  const referee = new Chess960Referee([STOCKFISH]);
+  try {
+    await referee.start();
+    const game = await Chess960Game.start(referee, chess960StartFen(518));
+    for (const m of ['e2e4', 'e7e5', 'g1f3', 'b8c6', 'f1c4', 'g8f6']) assert.ok(await game.play(m), m);
+    assert.equal(await game.play('e1g1'), null, 'e1g1 is not Chess960 castling');
+    assert.equal((await game.play('e1h1')).san, 'O-O');
+    assert.equal(game.fen(), 'r1bqkb1r/pppp1ppp/2n2n2/4p3/2B1P3/5N2/PPPP1PPP/RNBQ1RK1 b ha - 5 4');  // Stockfish writes Shredder-FEN
+    assert.equal(game.turn(), 'b');
+    const mated = await Chess960Game.start(referee, '6k1/5ppp/8/8/8/8/5PPP/R5K1 w - - 0 1');
+    assert.equal((await mated.play('a1a8')).san, 'Ra8#');
+    assert.ok(mated.isCheckmate() && !mated.isStalemate());
+    const bare = await Chess960Game.start(referee, '4k3/8/8/8/8/8/8/2B1KB2 w - - 0 1');
+    assert.ok(!bare.isInsufficientMaterial(), 'bishops on both colours can mate');
+    const same = await Chess960Game.start(referee, '4k3/8/8/8/8/4B3/8/2B1K3 w - - 0 1');
+    assert.ok(same.isInsufficientMaterial(), 'bishops all on one colour cannot');
+  } finally {
+    referee.kill();
+  }
+});
+
+test('a Chess960 match from numbered start positions: no illegal move, a Variant tag', { skip: !STOCKFISH && 'no stockfish' }, async () => {
+  const pgn = path.join(TMP, 'c960.pgn');
+  const { code, json: j, stderr } = await runMatch(['--engine1', STOCKFISH, '--engine2', STOCKFISH, '--chess960',
+    '--depth', '1', '--games', '2', '--seed', '7', '--max-plies', '40', '--pgn', pgn]);
+  assert.equal(code, 0, stderr);
+  assert.equal(j.games, 2);
+  assert.equal(j.illegal, 0);
+  const text = fs.readFileSync(pgn, 'utf8');
+  assert.match(text, /\[Variant "Chess960"\]\n\[SetUp "1"\]\n\[FEN "[bnqrk]{8}\/pppppppp\/8\/8\/8\/8\/PPPPPPPP\/[BNQRK]{8} w KQkq - 0 1"\]/);
+  assert.match(stderr, /opening line \d+ \(Chess960 #\d+\)/);
+});

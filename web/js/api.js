@@ -62,7 +62,9 @@ async function request(method, path, body) {
 }
 
 export const api = {
-  moves: (game, fen, moves) => request("POST", "/v1/moves", {game, fen, moves}),
+  // variant: "chess960", or anything else for the rules the FEN's rights imply.
+  moves: (game, fen, moves, variant) =>
+    request("POST", "/v1/moves", {game, fen, moves, ...(variant === "chess960" ? {variant} : {})}),
   annotate: (body) => request("POST", "/v1/games/annotate", body),
   job: (id) => request("GET", `/v1/jobs/${encodeURIComponent(id)}`),
   cancelJob: (id) => request("DELETE", `/v1/jobs/${encodeURIComponent(id)}`),

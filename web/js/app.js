@@ -6,12 +6,14 @@
 
 import {api, ApiError, Socket, plainWords} from "./api.js"
 import {ChessBoard} from "./chess-board.js"
-import {DraughtsBoard, numberToSquare} from "./draughts-board.js"
+import {DraughtsBoard} from "./draughts-board.js"
+import {fromTo, fullmoveOf, normalizeLegal, sideOf} from "./positions.js"
 import {renderMoveList, JUDGMENT_MARK} from "./move-list.js"
 import {renderAnalysis, clearAnalysis, setSearchState, setEvalBar, setEvalBarResult} from "./analysis-view.js"
 import {EvalChart} from "./eval-chart.js"
 import {Review, judgmentNote} from "./review.js"
 import {formatScore} from "./score.js"
+import {bindChess960Form, chess960Fen} from "./chess960.js"
 
 const START = {
   chess: "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
@@ -26,6 +28,9 @@ const $ = (id) => document.getElementById(id)
 
 const state = {
   game: "chess",
+  // "chess960" when the position is played by Chess960's rules (castling
+  // king takes rook): every request about it says so.
+  variant: "standard",
   startFen: START.chess,
   moves: [],  // {move, san, from, to, judgment, best, evalAfter}
   ply: 0,
@@ -60,38 +65,6 @@ function clearError() {
 $("error-close").addEventListener("click", clearError)
 
 // ---- positions and moves ------------------------------------------------
-
-function squaresOfPdn(move) {
-  const squares = String(move).split(/[-:x]/).map((s) => s.trim()).filter(Boolean)
-    .map((s) => (/^\d+$/.test(s) ? numberToSquare(+s) : s))
-  return {from: squares[0], to: squares[squares.length - 1], path: squares}
-}
-
-function fromTo(game, move) {
-  return game === "chess" ? {from: move.slice(0, 2), to: move.slice(2, 4)} : squaresOfPdn(move)
-}
-
-// The server lists chess moves as {uci, san} and draughts moves as
-// {move, from, to, captured}; the boards get one shape for both.
-function normalizeLegal(report, game) {
-  const list = report.legal || report.legal_moves || report.moves || []
-  return list.map((m) => {
-    const move = m.uci || m.move
-    const ft = fromTo(game, move)
-    return {move, uci: move, san: m.san, from: m.from || ft.from, to: m.to || ft.to, captured: m.captured || []}
-  })
-}
-
-function sideOf(game, fen) {
-  if (game === "chess") return (String(fen).split(/\s+/)[1] || "w") === "w"
-  return String(fen).trim().charAt(0).toUpperCase() !== "B"
-}
-
-function fullmoveOf(game, fen) {
-  if (game !== "chess") return 1
-  const n = parseInt(String(fen).split(/\s+/)[5], 10)
-  return Number.isFinite(n) && n > 0 ? n : 1
-}
 
 // Move number and side at ply `ply` from the start position.
 function numberAt(ply) {
@@ -136,7 +109,7 @@ async function show(ply) {
   const token = ++state.showToken
   let report
   try {
-    report = await api.moves(state.game, state.startFen, state.moves.slice(0, ply).map((m) => m.move))
+    report = await api.moves(state.game, state.startFen, state.moves.slice(0, ply).map((m) => m.move), state.variant)
   } catch (e) {
     if (token === state.showToken) showError(e)
     return false
@@ -228,6 +201,7 @@ function analysisRequest() {
     type: "analyze",
     id: LIVE,
     game: state.game,
+    ...(state.variant === "chess960" ? {variant: "chess960"} : {}),
     fen: state.startFen,
     moves: state.moves.slice(0, state.ply).map((m) => m.move),
     multipv: state.multipv,
@@ -326,6 +300,7 @@ $("multipv").addEventListener("change", (e) => {
 async function setGame(game, {keepReview = false} = {}) {
   state.game = game
   $("game").value = game
+  state.variant = "standard"
   state.startFen = START[game]
   state.moves = []
   state.fen = null
@@ -372,12 +347,28 @@ $("fen-form").addEventListener("submit", async (e) => {
     $("game").value = game
     makeBoard()
   }
+  state.variant = report.variant === "chess960" ? "chess960" : "standard"
   state.startFen = report.fen
   state.moves = []
   state.chartPoints = []
   chart.setData([], game)
   await show(0)
 })
+
+// A Chess960 start position by number (518 is the standard one) or at random.
+async function setChess960(n) {
+  clearError()
+  if (state.game !== "chess") await setGame("chess")
+  state.variant = "chess960"
+  state.startFen = chess960Fen(n)
+  state.moves = []
+  state.chartPoints = []
+  chart.setData([], "chess")
+  await show(0)
+}
+
+bindChess960Form({form: $("c960-form"), number: $("c960-number"), random: $("c960-random"),
+  onNumber: setChess960, onError: showError})
 
 $("first").addEventListener("click", () => show(0))
 $("back").addEventListener("click", () => show(state.ply - 1))
@@ -416,8 +407,9 @@ new Review({
   setGame,
   showError,
   clearError,
-  async loadReview({game, fen, plies}) {
+  async loadReview({game, fen, plies, variant}) {
     if (game !== state.game) await setGame(game, {keepReview: true})
+    state.variant = variant === "chess960" ? "chess960" : "standard"
     state.startFen = fen || START[game]
     state.moves = plies.map((p) => ({
       move: p.move,

@@ -82,11 +82,15 @@ export class ChessBoard {
       case INPUT_EVENT_TYPE.moveInputStarted: {
         const moves = this.movesFrom(event.squareFrom)
         for (const m of moves) this.board.addMarker(MARKER_TYPE.dot, m.uci.slice(2, 4))
+        for (const m of moves) if (m.castle) this.board.addMarker(MARKER_TYPE.dot, m.castle)
         return moves.length > 0
       }
       case INPUT_EVENT_TYPE.validateMoveInput: {
         this.board.removeMarkers(MARKER_TYPE.dot)
-        const candidates = this.movesFrom(event.squareFrom).filter((m) => m.uci.slice(2, 4) === event.squareTo)
+        const from = this.movesFrom(event.squareFrom)
+        let candidates = from.filter((m) => m.uci.slice(2, 4) === event.squareTo)
+        // A king moved to g1/c1 castles when no plain king move goes there.
+        if (candidates.length === 0) candidates = from.filter((m) => m.castle === event.squareTo)
         if (candidates.length === 0) return false
         if (candidates.length > 1 || candidates[0].uci.length > 4) {
           const color = this.whiteToMove ? COLOR.white : COLOR.black

@@ -133,7 +133,7 @@ export class Review {
   async finish(game, text, result) {
     const plies = result.plies || []
     const fen = result.fen || result.start_fen || startFenOf(text)
-    await this.page.loadReview({game, fen, plies})
+    await this.page.loadReview({game, fen, plies, variant: result.variant})
     this.summarise(result, plies)
   }
 
