@@ -118,8 +118,12 @@ Reply lichess_error(int status, std::string message) {
   return Reply{status, json{{"error", std::move(message)}}, nullptr, {}};
 }
 
-std::optional<AnalyzeCall> position_call(ApiCore& core, const std::string& fen, int multipv) {
-  const json request = {{"fen", fen}, {"limits", {{"depth", 1}}}, {"multipv", multipv}};
+// `variant` "standard" or "chess960" as Kibitz's request field; "" lets the
+// castling rights tell (as Lichess's "fromPosition" and no variant do).
+std::optional<AnalyzeCall> position_call(ApiCore& core, const std::string& fen, int multipv,
+                                         std::string_view variant) {
+  json request = {{"fen", fen}, {"limits", {{"depth", 1}}}, {"multipv", multipv}};
+  if (!variant.empty()) request["variant"] = std::string(variant);
   auto call =
       decode_analyze(request, Caps{core.config, 1}, core.service, Priority::interactive, false);
   if (!call) return std::nullopt;
@@ -142,10 +146,13 @@ Reply cloud_eval_lookup(ApiCore& core, std::string_view fen, std::string_view mu
                         std::string_view variant) {
   static const char kNone[] = "No cloud evaluation available for that position";
   // Lichess keeps evaluations per variant; this library keeps standard
-  // chess only ("fromPosition" is standard chess from a set-up position):
-  // any other variant has none, as an unknown position has none.
-  if (!variant.empty() && variant != "standard" && variant != "fromPosition")
+  // chess ("fromPosition" is standard chess from a set-up position) and
+  // Chess960, keyed apart: any other variant has none, as an unknown
+  // position has none.
+  if (!variant.empty() && variant != "standard" && variant != "fromPosition" &&
+      variant != "chess960")
     return lichess_error(404, kNone);
+  const std::string_view as = variant == "fromPosition" ? std::string_view() : variant;
   if (fen.empty()) return lichess_error(400, "Missing parameter: fen");
   int lines = 1;
   if (!multipv.empty()) {
@@ -154,14 +161,14 @@ Reply cloud_eval_lookup(ApiCore& core, std::string_view fen, std::string_view mu
       return lichess_error(400, "multiPv must be a positive integer");
   }
   lines = std::min(lines, core.config.max_multipv);
-  auto call = position_call(core, std::string(fen), lines);
+  auto call = position_call(core, std::string(fen), lines, as);
   if (!call) return lichess_error(400, "Invalid FEN");
   std::optional<store::Eval> found;
   if (core.store) {
     found = core.store->find_eval(library_key(*call), lines, 0);
     if (!found)
       if (const std::string zero = with_zero_counters(call->position.fen); !zero.empty())
-        if (auto imported = position_call(core, zero, lines))
+        if (auto imported = position_call(core, zero, lines, as))
           found = core.store->find_eval(library_key(*imported), lines, 0);
   }
   std::optional<engine::Result> kept;
@@ -177,7 +184,10 @@ Reply cloud_eval_lookup(ApiCore& core, std::string_view fen, std::string_view mu
     std::string moves;
     for (size_t m = 0; m < l.moves.size(); ++m) {
       if (m) moves += ' ';
-      moves += m < l.san.size() ? lichess_uci(l.moves[m], l.san[m]) : l.moves[m];
+      // Chess960's castling is king takes rook already (its rook need not
+      // stand on the a- or h-file); standard chess's is made so.
+      moves += m < l.san.size() && !call->position.chess960 ? lichess_uci(l.moves[m], l.san[m])
+                                                            : l.moves[m];
     }
     const int white = kept->white_to_move ? l.score.value : -l.score.value;
     pvs.push_back({{"moves", std::move(moves)},

@@ -291,6 +291,25 @@ class Chess960Test(unittest.TestCase):
         status, _, error = self.server.get(q + "&variant=atomic")
         self.assertEqual(status, 400, error)
 
+    def test_cloud_eval_keeps_chess960_apart(self):
+        # GET /api/cloud-eval?variant=chess960 (Lichess's name) answers from
+        # the Chess960 entries; the moves are the analysis' own (castling
+        # king takes rook already), as standard chess the FEN is refused.
+        answer = self.post("/v1/analyze", {"fen": MIDDLE, "limits": {"depth": 5}})
+        q = "/api/cloud-eval?fen=" + MIDDLE.replace(" ", "%20")
+
+        def kept():
+            return self.server.get(q + "&variant=chess960")[0] == 200
+        wait_until(kept, timeout=20)
+        status, _, cloud = self.server.get(q + "&variant=chess960")
+        SCHEMAS.check_http("/api/cloud-eval", "get", status, cloud)
+        self.assertEqual(status, 200, cloud)
+        self.assertEqual(cloud["depth"], answer["depth"])
+        self.assertEqual(cloud["pvs"][0]["moves"].split(), answer["lines"][0]["moves"])
+        # As standard chess its rights (HFhf) cannot be: Lichess's 400.
+        status, _, error = self.server.get(q + "&variant=standard")
+        self.assertEqual(status, 400, error)
+
 
 if __name__ == "__main__":
     unittest.main()
