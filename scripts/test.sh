@@ -62,8 +62,9 @@ jobs=$(nproc)
 # integration tests wait on a server, a timer or a socket far more than they
 # compute (under the sanitizers as in release: server.ws takes about as long
 # in both). The few that load every core say so with the test property
-# PROCESSORS 2 (chaos, cluster.haproxy, server.hostile, web.browser), and
-# ctest counts each of them as two of its slots. KIBITZ_TEST_JOBS overrides.
+# PROCESSORS 2 (cluster.haproxy, server.hostile, web.browser), and ctest
+# counts each of them as two of its slots; chaos runs alone (RUN_SERIAL).
+# KIBITZ_TEST_JOBS overrides.
 test_jobs=${KIBITZ_TEST_JOBS:-$((2 * jobs))}
 
 total_passed=0
