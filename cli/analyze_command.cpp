@@ -62,7 +62,7 @@ int run_analyze(const AnalyzeOptions& o) {
     std::promise<server::Reply> promise;
     server::Reporter reporter;
     reporter.on_done = [&promise](server::Reply r) { promise.set_value(std::move(r)); };
-    auto ticket = api->analyze(request, server::Origin{}, std::move(reporter));
+    auto ticket = api->analyze(request, server::Caller{}, std::move(reporter));
     server::Reply reply = promise.get_future().get();
     const std::string& text = *reply.wire();  // a cache hit holds its text alone
     if (reply.ok()) {

@@ -66,33 +66,33 @@ class ApiImpl final : public Api {
     core_->metrics.set_gauge_source(nullptr);
   }
 
-  std::shared_ptr<Ticket> analyze(const json& request, const Origin& origin,
+  std::shared_ptr<Ticket> analyze(const json& request, const Caller& caller,
                                   Reporter reporter) override {
-    return interactive_.analyze(request, origin, std::move(reporter));
+    return interactive_.analyze(request, caller, std::move(reporter));
   }
-  std::shared_ptr<Ticket> annotate_stream(const json& request, const Origin& origin,
+  std::shared_ptr<Ticket> annotate_stream(const json& request, const Caller& caller,
                                           Reporter reporter) override {
-    return interactive_.annotate_stream(request, origin, std::move(reporter));
+    return interactive_.annotate_stream(request, caller, std::move(reporter));
   }
-  std::shared_ptr<Ticket> perft(const json& request, const Origin& origin,
+  std::shared_ptr<Ticket> perft(const json& request, const Caller& caller,
                                 Reporter reporter) override {
-    return interactive_.perft(request, origin, std::move(reporter));
+    return interactive_.perft(request, caller, std::move(reporter));
   }
   Reply moves(const json& request) override { return interactive_.moves(request); }
-  std::shared_ptr<Ticket> batch(const json& request, const Origin& origin,
+  std::shared_ptr<Ticket> batch(const json& request, const Caller& caller,
                                 Reporter reporter) override {
-    return batches_.run(request, origin, std::move(reporter));
+    return batches_.run(request, caller, std::move(reporter));
   }
 
-  Reply submit_job(const json& request, const Origin& origin) override {
-    return jobs_.submit_analysis(request, origin);
+  Reply submit_job(const json& request, const Caller& caller) override {
+    return jobs_.submit_analysis(request, caller);
   }
-  Reply annotate(const json& request, const Origin& origin) override {
-    return jobs_.submit_review(request, origin);
+  Reply annotate(const json& request, const Caller& caller) override {
+    return jobs_.submit_review(request, caller);
   }
-  std::optional<Reply> refused_early(std::string_view kind, const Origin& origin,
+  std::optional<Reply> refused_early(std::string_view kind, const Caller& caller,
                                      bool keyed) override {
-    return jobs_.refused_early(kind, origin, keyed);
+    return jobs_.refused_early(kind, caller, keyed);
   }
   Reply get_job(std::string_view id) override { return jobs_.get(id); }
   Reply delete_job(std::string_view id) override { return jobs_.cancel(id); }

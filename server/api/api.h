@@ -81,7 +81,7 @@ struct Reporter {
 // Who asks and how: the scheduler shares the search threads fairly between
 // owners (an API key, else the client's address) and runs interactive work
 // before batch work.
-struct Origin {
+struct Caller {
   std::string owner;
   Priority priority = Priority::interactive;
   bool allow_infinite = false;  // "limits.infinite" (WebSocket only)
@@ -110,37 +110,37 @@ class Api {
   // POST /v1/analyze (sync or NDJSON) and WebSocket "analyze". A cached or
   // immediate answer calls on_done before this returns (a cache hit with
   // `text` set, `cached`, and the header X-Kibitz-Cache: hit).
-  virtual std::shared_ptr<Ticket> analyze(const nlohmann::json& request, const Origin& origin,
+  virtual std::shared_ptr<Ticket> analyze(const nlohmann::json& request, const Caller& caller,
                                           Reporter reporter) = 0;
   // Whole-game review as a stream (WebSocket "annotate"): on_progress gets
   // {"ply", "plies"} objects, on_done the review.
   virtual std::shared_ptr<Ticket> annotate_stream(const nlohmann::json& request,
-                                                  const Origin& origin, Reporter reporter) = 0;
+                                                  const Caller& caller, Reporter reporter) = 0;
   // POST /v1/perft: scheduled like a search (cancellable, with a deadline).
-  virtual std::shared_ptr<Ticket> perft(const nlohmann::json& request, const Origin& origin,
+  virtual std::shared_ptr<Ticket> perft(const nlohmann::json& request, const Caller& caller,
                                         Reporter reporter) = 0;
   virtual Reply moves(const nlohmann::json& request) = 0;  // POST /v1/moves
   // POST /v1/batch (server/api/batch.h): on_progress gets each position's
   // line ({"index", ...its result} or {"index", "error"}) as it ends,
   // on_done {"summary", "results"} once they all have, or the batch's
   // error. An error at once calls on_done before this returns (nullptr).
-  virtual std::shared_ptr<Ticket> batch(const nlohmann::json& request, const Origin& origin,
+  virtual std::shared_ptr<Ticket> batch(const nlohmann::json& request, const Caller& caller,
                                         Reporter reporter) {
-    (void)request, (void)origin;
+    (void)request, (void)caller;
     if (reporter.on_done) reporter.on_done(error_reply(404, "not_found", "no batches here"));
     return nullptr;
   }
   // POST /v1/jobs and POST /v1/games/annotate -> 202 with the job's id.
-  virtual Reply submit_job(const nlohmann::json& request, const Origin& origin) = 0;
-  virtual Reply annotate(const nlohmann::json& request, const Origin& origin) = 0;
+  virtual Reply submit_job(const nlohmann::json& request, const Caller& caller) = 0;
+  virtual Reply annotate(const nlohmann::json& request, const Caller& caller) = 0;
   // A job submission (`kind` "analyze" or "annotate") that this client is
   // refused now at a cap, known without its body: the transport answers it
   // before parsing the body. Never waits for the store. nullopt: go on.
   // keyed: it has an Idempotency-Key (a repeat answers the job it made).
-  virtual std::optional<Reply> refused_early(std::string_view kind, const Origin& origin,
+  virtual std::optional<Reply> refused_early(std::string_view kind, const Caller& caller,
                                              bool keyed) {
     (void)kind;
-    (void)origin;
+    (void)caller;
     (void)keyed;
     return std::nullopt;
   }

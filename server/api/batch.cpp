@@ -341,7 +341,7 @@ Expected<BatchCall, Reply> decode_batch(const json& body, const Caps& caps,
   return call;
 }
 
-std::shared_ptr<Ticket> Batches::run(const json& request, const Origin& origin, Reporter reporter) {
+std::shared_ptr<Ticket> Batches::run(const json& request, const Caller& caller, Reporter reporter) {
   auto answer_now = [&](Reply r) -> std::shared_ptr<Ticket> {
     if (reporter.on_done) reporter.on_done(std::move(r));
     return nullptr;
@@ -349,7 +349,7 @@ std::shared_ptr<Ticket> Batches::run(const json& request, const Origin& origin, 
   if (core_->shutting_down) return answer_now(shutting_down_reply());
   auto call = decode_batch(request, core_->caps, core_->service);
   if (!call) return answer_now(call.error());
-  return start(std::move(*call), origin.owner, core_->next_name('b'), core_->deadline(),
+  return start(std::move(*call), caller.owner, core_->next_name('b'), core_->deadline(),
                std::move(reporter));
 }
 

@@ -54,7 +54,7 @@ class Batches {
  public:
   explicit Batches(std::shared_ptr<ApiCore> core) : core_(std::move(core)) {}
   // Decodes and starts the batch (POST /v1/batch).
-  std::shared_ptr<Ticket> run(const nlohmann::json& request, const Origin& origin,
+  std::shared_ptr<Ticket> run(const nlohmann::json& request, const Caller& caller,
                               Reporter reporter);
   // Starts a decoded batch under `name` (a job's id), with its deadline.
   std::shared_ptr<Ticket> start(BatchCall call, const std::string& owner, const std::string& name,

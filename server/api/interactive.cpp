@@ -95,43 +95,43 @@ std::optional<Reply> answer_without_search(ApiCore& core, const AnalyzeCall& cal
   return std::nullopt;
 }
 
-std::shared_ptr<Ticket> Interactive::analyze(const json& request, const Origin& origin,
+std::shared_ptr<Ticket> Interactive::analyze(const json& request, const Caller& caller,
                                              Reporter reporter) {
   if (core_->shutting_down) return answer(reporter, shutting_down_reply());
   auto call =
-      decode_analyze(request, core_->caps, core_->service, origin.priority, origin.allow_infinite);
+      decode_analyze(request, core_->caps, core_->service, caller.priority, caller.allow_infinite);
   if (!call) return answer(reporter, call.error());
   if (auto now = answer_without_search(*core_, *call, true))
     return answer(reporter, std::move(*now));
   if (library_may_answer(*core_, *call)) {
     if (core_->store->backend() == "memory") {  // no I/O: looked up here
       if (auto kept = from_library(*call)) return answer(reporter, std::move(*kept));
-    } else if (auto pending = library_then_search(*call, origin, reporter)) {
+    } else if (auto pending = library_then_search(*call, caller, reporter)) {
       return pending;
     }  // else the store's queue is full: searched without the library
   }
-  return search(std::move(*call), origin.owner, std::move(reporter));
+  return search(std::move(*call), caller.owner, std::move(reporter));
 }
 
-std::shared_ptr<Ticket> Interactive::annotate_stream(const json& request, const Origin& origin,
+std::shared_ptr<Ticket> Interactive::annotate_stream(const json& request, const Caller& caller,
                                                      Reporter reporter) {
   if (core_->shutting_down) return answer(reporter, shutting_down_reply());
   auto call = decode_annotate(request, core_->caps, core_->service);
   if (!call) return answer(reporter, call.error());
   auto work = std::make_shared<ReviewWork>(core_, std::move(*call), std::move(reporter),
                                            core_->next_name('r'), core_->deadline());
-  work->owner = origin.owner;
+  work->owner = caller.owner;
   return submit(work);
 }
 
-std::shared_ptr<Ticket> Interactive::perft(const json& request, const Origin& origin,
+std::shared_ptr<Ticket> Interactive::perft(const json& request, const Caller& caller,
                                            Reporter reporter) {
   if (core_->shutting_down) return answer(reporter, shutting_down_reply());
   auto call = decode_perft(request, core_->caps, core_->service);
   if (!call) return answer(reporter, call.error());
   auto work = std::make_shared<PerftWork>(core_, std::move(*call), std::move(reporter),
                                           core_->next_name('p'), core_->deadline());
-  work->owner = origin.owner;
+  work->owner = caller.owner;
   return submit(work);
 }
 
@@ -162,10 +162,10 @@ std::shared_ptr<Ticket> Interactive::search(AnalyzeCall call, const std::string&
 // thread); the search starts there when it has no answer. nullptr when
 // the store's queue is full.
 std::shared_ptr<Ticket> Interactive::library_then_search(const AnalyzeCall& call,
-                                                         const Origin& origin, Reporter& reporter) {
+                                                         const Caller& caller, Reporter& reporter) {
   auto pending = std::make_shared<PendingTicket>();
   auto state = std::make_shared<std::pair<AnalyzeCall, Reporter>>(call, std::move(reporter));
-  const bool queued = library_pool_.post([this, pending, state, owner = origin.owner](bool run) {
+  const bool queued = library_pool_.post([this, pending, state, owner = caller.owner](bool run) {
     AnalyzeCall& c = state->first;
     Reporter& rep = state->second;
     if (!run) {

@@ -26,18 +26,18 @@ class Interactive {
   Interactive(std::shared_ptr<ApiCore> core, store::StorePool& library_pool)
       : core_(std::move(core)), library_pool_(library_pool) {}
 
-  std::shared_ptr<Ticket> analyze(const nlohmann::json& request, const Origin& origin,
+  std::shared_ptr<Ticket> analyze(const nlohmann::json& request, const Caller& caller,
                                   Reporter reporter);
-  std::shared_ptr<Ticket> annotate_stream(const nlohmann::json& request, const Origin& origin,
+  std::shared_ptr<Ticket> annotate_stream(const nlohmann::json& request, const Caller& caller,
                                           Reporter reporter);
-  std::shared_ptr<Ticket> perft(const nlohmann::json& request, const Origin& origin,
+  std::shared_ptr<Ticket> perft(const nlohmann::json& request, const Caller& caller,
                                 Reporter reporter);
   Reply moves(const nlohmann::json& request);
 
  private:
   std::optional<Reply> from_library(const AnalyzeCall& call);
   std::shared_ptr<Ticket> search(AnalyzeCall call, const std::string& owner, Reporter reporter);
-  std::shared_ptr<Ticket> library_then_search(const AnalyzeCall& call, const Origin& origin,
+  std::shared_ptr<Ticket> library_then_search(const AnalyzeCall& call, const Caller& caller,
                                               Reporter& reporter);
   std::shared_ptr<Ticket> submit(const std::shared_ptr<Work>& work);
 

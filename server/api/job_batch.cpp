@@ -13,7 +13,7 @@ namespace kibitz::server {
 using engine::Clock;
 using nlohmann::json;
 
-Reply JobService::submit_new_batch(const json& request, const Origin& origin) {
+Reply JobService::submit_new_batch(const json& request, const Caller& caller) {
   if (core_->shutting_down) return shutting_down_reply();
   // Several instances take jobs from the store's queue, whose runners know
   // analyses and reviews only.
@@ -21,20 +21,20 @@ Reply JobService::submit_new_batch(const json& request, const Origin& origin) {
     return error_reply(400, "invalid_request",
                        "batch jobs need the sqlite or memory store (one instance); send the "
                        "batch to POST /v1/batch instead");
-  auto keyed = idempotent(origin, "batch", request);
+  auto keyed = idempotent(caller, "batch", request);
   if (keyed.reply) return std::move(*keyed.reply);
-  if (auto no = jobs_room(origin)) return keyed.settle(*core_->store, std::move(*no));
-  if (auto no = refused_job(origin)) return keyed.settle(*core_->store, std::move(*no));
+  if (auto no = jobs_room(caller)) return keyed.settle(*core_->store, std::move(*no));
+  if (auto no = refused_job(caller)) return keyed.settle(*core_->store, std::move(*no));
   auto call = decode_batch(request, core_->caps, core_->service);
   if (!call) return keyed.settle(*core_->store, call.error());
   JobTable::Full full;
-  auto job = jobs_.create("batch", origin.owner, &full, keyed.id);
+  auto job = jobs_.create("batch", caller.owner, &full, keyed.id);
   if (!job) return keyed.settle(*core_->store, jobs_full_reply(full, core_->config));
   {
     std::lock_guard lock(job->mutex);
     job->progress = {{"done", 0}, {"positions", call->positions.size()}};
   }
-  if (auto no = store_new(*job, request, origin.owner, nullptr)) {
+  if (auto no = store_new(*job, request, caller.owner, nullptr)) {
     forget_unstored(job->id, keyed);
     return refusal(keyed, std::move(*no));
   }

@@ -18,17 +18,17 @@ JobService::JobService(std::shared_ptr<ApiCore> core, Batches& batches)
       jobs_(core_->config.max_jobs, core_->config.max_jobs_per_client,
             std::chrono::seconds(core_->config.job_retention_s)) {}
 
-Reply JobService::submit_analysis(const json& request, const Origin& origin) {
+Reply JobService::submit_analysis(const json& request, const Caller& caller) {
   const bool batch = request.is_object() && request.contains("positions");
   return remembered(
-      origin, batch ? submit_new_batch(request, origin) : submit_new_analysis(request, origin));
+      caller, batch ? submit_new_batch(request, caller) : submit_new_analysis(request, caller));
 }
 
-Reply JobService::submit_review(const json& request, const Origin& origin) {
-  return remembered(origin, submit_new_review(request, origin));
+Reply JobService::submit_review(const json& request, const Caller& caller) {
+  return remembered(caller, submit_new_review(request, caller));
 }
 
-std::optional<Reply> JobService::refused_early(std::string_view kind, const Origin& origin,
+std::optional<Reply> JobService::refused_early(std::string_view kind, const Caller& caller,
                                                bool keyed) {
   if (core_->shutting_down) return std::nullopt;
   // Here a repeat at a cap answers the job it made, so a keyed one is read.
@@ -40,29 +40,29 @@ std::optional<Reply> JobService::refused_early(std::string_view kind, const Orig
   const bool review = kind == "annotate";
   // A job answered at once (a finished position) takes no search: the
   // work cap is not known to apply to an analysis job before it is read.
-  if (auto r = core_->refusals.find(origin.owner, review)) return r;
+  if (auto r = core_->refusals.find(caller.owner, review)) return r;
   // Remembered too: the client's next refusals in this second wait for it.
   if (review)
-    if (auto no = refused_job(origin)) return remembered(origin, std::move(*no));
-  if (auto no = jobs_room(origin)) return remembered(origin, std::move(*no));
+    if (auto no = refused_job(caller)) return remembered(caller, std::move(*no));
+  if (auto no = jobs_room(caller)) return remembered(caller, std::move(*no));
   return std::nullopt;
 }
 
-Reply JobService::submit_new_analysis(const json& request, const Origin& origin) {
+Reply JobService::submit_new_analysis(const json& request, const Caller& caller) {
   if (core_->shutting_down) return shutting_down_reply();
-  auto keyed = idempotent(origin, "analyze", request);
+  auto keyed = idempotent(caller, "analyze", request);
   if (keyed.reply) return std::move(*keyed.reply);
   // At the jobs cap: refused before the request is decoded.
-  if (auto no = jobs_room(origin)) return keyed.settle(*core_->store, std::move(*no));
+  if (auto no = jobs_room(caller)) return keyed.settle(*core_->store, std::move(*no));
   auto call = decode_analyze(request, core_->caps, core_->service, Priority::batch, false);
   if (!call) return keyed.settle(*core_->store, call.error());
   auto now = answer_without_search(*core_, *call, false);
   if (!now)  // an answer at once takes no search: only the jobs cap counts
-    if (auto no = refused_job(origin)) return keyed.settle(*core_->store, std::move(*no));
+    if (auto no = refused_job(caller)) return keyed.settle(*core_->store, std::move(*no));
   JobTable::Full full;
-  auto job = jobs_.create("analyze", origin.owner, &full, keyed.id);
+  auto job = jobs_.create("analyze", caller.owner, &full, keyed.id);
   if (!job) return keyed.settle(*core_->store, jobs_full_reply(full, core_->config));
-  if (auto no = store_new(*job, request, origin.owner, now ? &*now : nullptr)) {
+  if (auto no = store_new(*job, request, caller.owner, now ? &*now : nullptr)) {
     forget_unstored(job->id, keyed);
     return refusal(keyed, std::move(*no));
   }
@@ -72,7 +72,7 @@ Reply JobService::submit_new_analysis(const json& request, const Origin& origin)
   }
   auto work = std::make_shared<AnalysisWork>(core_, std::move(*call), reporter_for(job), job->id,
                                              core_->deadline());
-  work->owner = origin.owner;
+  work->owner = caller.owner;
   work->before_search = count_start(job);
   return keyed.settle(*core_->store, submit_work(job, work));
 }
@@ -88,31 +88,31 @@ json JobService::stored_review(const json& request, const AnnotateCall& call) {
   return stored;
 }
 
-Reply JobService::submit_new_review(const json& request, const Origin& origin) {
+Reply JobService::submit_new_review(const json& request, const Caller& caller) {
   if (core_->shutting_down) return shutting_down_reply();
-  auto keyed = idempotent(origin, "annotate", request);
+  auto keyed = idempotent(caller, "annotate", request);
   if (keyed.reply) return std::move(*keyed.reply);
   // At a cap: refused before the game (up to max_body_bytes of PGN) is
   // parsed, so that a client refused again and again costs little.
-  if (auto no = refused_job(origin)) return keyed.settle(*core_->store, std::move(*no));
-  if (auto no = jobs_room(origin)) return keyed.settle(*core_->store, std::move(*no));
+  if (auto no = refused_job(caller)) return keyed.settle(*core_->store, std::move(*no));
+  if (auto no = jobs_room(caller)) return keyed.settle(*core_->store, std::move(*no));
   auto call = decode_annotate(request, core_->caps, core_->service);
   if (!call) return keyed.settle(*core_->store, call.error());
   JobTable::Full full;
-  auto job = jobs_.create("annotate", origin.owner, &full, keyed.id);
+  auto job = jobs_.create("annotate", caller.owner, &full, keyed.id);
   if (!job) return keyed.settle(*core_->store, jobs_full_reply(full, core_->config));
   {
     std::lock_guard lock(job->mutex);
     job->progress = {{"ply", 0}, {"plies", call->plies}};
   }
-  if (auto no = store_new(*job, stored_review(request, *call), origin.owner, nullptr)) {
+  if (auto no = store_new(*job, stored_review(request, *call), caller.owner, nullptr)) {
     forget_unstored(job->id, keyed);
     return refusal(keyed, std::move(*no));
   }
   keep_plies(*call, job->id);
   auto work = std::make_shared<ReviewWork>(core_, std::move(*call), reporter_for(job), job->id,
                                            core_->deadline());
-  work->owner = origin.owner;
+  work->owner = caller.owner;
   work->before_search = count_start(job);
   return keyed.settle(*core_->store, submit_work(job, work));
 }
@@ -212,16 +212,16 @@ Reply JobService::Keyed::settle(store::Store& st, Reply r) const {
   return r;
 }
 
-JobService::Keyed JobService::idempotent(const Origin& origin, std::string_view kind,
+JobService::Keyed JobService::idempotent(const Caller& caller, std::string_view kind,
                                          const json& request) {
   Keyed k;
-  if (!origin.idempotency_key) return k;
-  auto key = check_idempotency_key(*origin.idempotency_key);
+  if (!caller.idempotency_key) return k;
+  auto key = check_idempotency_key(*caller.idempotency_key);
   if (!key) {
     k.reply = error_reply(400, "invalid_request", key.error());
     return k;
   }
-  k.pass = idempotency_gate_.enter(origin.owner, *key);
+  k.pass = idempotency_gate_.enter(caller.owner, *key);
   if (!k.pass) {
     k.reply = error_reply(409, "idempotency_key_in_use",
                           "a request with this Idempotency-Key is being processed; retry when "
@@ -234,7 +234,7 @@ JobService::Keyed JobService::idempotent(const Origin& origin, std::string_view 
   const int64_t ttl_ms =
       core_->config.job_deadline_ms + int64_t(core_->config.job_retention_s) * 1000;
   const std::string fresh = random_job_id();
-  auto bound = core_->store->bind_idempotency_key(origin.owner, *key, {fresh, fingerprint},
+  auto bound = core_->store->bind_idempotency_key(caller.owner, *key, {fresh, fingerprint},
                                                   std::max<int64_t>(1, ttl_ms));
   if (!bound) {
     k.reply = storage_reply(bound.error());
@@ -242,7 +242,7 @@ JobService::Keyed JobService::idempotent(const Origin& origin, std::string_view 
   }
   if (!*bound) {  // the first time: the job takes the id just bound
     k.id = fresh;
-    k.owner = origin.owner;
+    k.owner = caller.owner;
     k.key = *key;
     return k;
   }
@@ -261,7 +261,7 @@ JobService::Keyed JobService::idempotent(const Origin& origin, std::string_view 
   // Bound by an attempt whose job was never kept (the store failed after
   // the binding, or the process died): made now, under that id.
   k.id = first.job_id;
-  k.owner = origin.owner;
+  k.owner = caller.owner;
   k.key = *key;
   return k;
 }
@@ -376,28 +376,28 @@ Reply JobService::submit_work(const std::shared_ptr<Job>& job, const std::shared
 
 // A job the scheduler would refuse now is refused before it is stored.
 // Several instances queue jobs in the store instead (cluster.h).
-std::optional<Reply> JobService::refused_job(const Origin& origin) const {
+std::optional<Reply> JobService::refused_job(const Caller& caller) const {
   if (core_->store->queue()) return std::nullopt;
-  const auto a = core_->scheduler.admissible(origin.owner, Priority::batch);
+  const auto a = core_->scheduler.admissible(caller.owner, Priority::batch);
   if (a == Scheduler::Admission::accepted) return std::nullopt;
   return admission_reply(a, core_->config);
 }
 
 // A refusal at a client's cap is remembered for a second (RefusalMemo).
-Reply JobService::remembered(const Origin& origin, Reply r) {
+Reply JobService::remembered(const Caller& caller, Reply r) {
   if (r.status == 429 && r.body.contains("error")) {
     const std::string code = r.body["error"].value("code", "");
     if (code == "client_jobs_cap" || code == "client_work_cap")
-      r.hold = core_->refusals.remember(origin.owner, r);
+      r.hold = core_->refusals.remember(caller.owner, r);
   }
   return r;
 }
 
 // The jobs cap of this instance's job map, before anything is decoded
 // (create checks it again). Several instances count in the store instead.
-std::optional<Reply> JobService::jobs_room(const Origin& origin) {
+std::optional<Reply> JobService::jobs_room(const Caller& caller) {
   if (core_->store->queue()) return std::nullopt;
-  const JobTable::Full full = jobs_.room(origin.owner);
+  const JobTable::Full full = jobs_.room(caller.owner);
   if (full == JobTable::Full::no) return std::nullopt;
   return jobs_full_reply(full, core_->config);
 }

@@ -36,10 +36,10 @@ class JobService {
 
   // POST /v1/jobs: an analysis job, or a batch job when the body has
   // "positions" (batch.h); POST /v1/games/annotate: a review job.
-  Reply submit_analysis(const nlohmann::json& request, const Origin& origin);
-  Reply submit_review(const nlohmann::json& request, const Origin& origin);
+  Reply submit_analysis(const nlohmann::json& request, const Caller& caller);
+  Reply submit_review(const nlohmann::json& request, const Caller& caller);
   // Api::refused_early: a submission refused at a cap before its body is read.
-  std::optional<Reply> refused_early(std::string_view kind, const Origin& origin, bool keyed);
+  std::optional<Reply> refused_early(std::string_view kind, const Caller& caller, bool keyed);
   Reply get(std::string_view id);     // GET /v1/jobs/{id}
   Reply cancel(std::string_view id);  // DELETE /v1/jobs/{id}, waiting for the stop
   // DELETE /v1/jobs/{id} with no thread waiting for the stop: the
@@ -76,7 +76,7 @@ class JobService {
     // job may have been stored all the same (a Redis timeout).
     Reply settle(store::Store& st, Reply r) const;
   };
-  Keyed idempotent(const Origin& origin, std::string_view kind, const nlohmann::json& request);
+  Keyed idempotent(const Caller& caller, std::string_view kind, const nlohmann::json& request);
 
   // A DELETE's first half: the answer at once (unknown job, one that had
   // finished, a job of another instance), or the job whose stop was asked
@@ -89,10 +89,10 @@ class JobService {
   Stopping start_cancel(std::string_view id);
   static Reply stopped_reply(const Job& job, const store::Status& stored);
 
-  Reply submit_new_analysis(const nlohmann::json& request, const Origin& origin);
-  Reply submit_new_review(const nlohmann::json& request, const Origin& origin);
+  Reply submit_new_analysis(const nlohmann::json& request, const Caller& caller);
+  Reply submit_new_review(const nlohmann::json& request, const Caller& caller);
   static nlohmann::json stored_review(const nlohmann::json& request, const AnnotateCall& call);
-  Reply submit_new_batch(const nlohmann::json& request, const Origin& origin);
+  Reply submit_new_batch(const nlohmann::json& request, const Caller& caller);
   // Starts a batch job (new or recovered): its start counted in the store
   // first, progress {"done", "positions"}, the batch's ticket in the job.
   void start_batch(const std::shared_ptr<Job>& job, BatchCall call,
@@ -104,9 +104,9 @@ class JobService {
   void keep_plies(AnnotateCall& call, const std::string& id);
   void expire_stored_jobs();
   Reply submit_work(const std::shared_ptr<Job>& job, const std::shared_ptr<Work>& work);
-  std::optional<Reply> refused_job(const Origin& origin) const;
-  Reply remembered(const Origin& origin, Reply r);
-  std::optional<Reply> jobs_room(const Origin& origin);
+  std::optional<Reply> refused_job(const Caller& caller) const;
+  Reply remembered(const Caller& caller, Reply r);
+  std::optional<Reply> jobs_room(const Caller& caller);
   Reply refusal(const Keyed& keyed, Reply r) const;
   Reporter reporter_for(const std::shared_ptr<Job>& job);
 

@@ -96,7 +96,7 @@ void HttpSession::handle_analyze(Request& req, const nlohmann::json& body) {
       s.on_analyze_done(seq, std::move(r));
     });
   };
-  ex_.ticket = ctx_.api.analyze(body, origin(), std::move(cb));
+  ex_.ticket = ctx_.api.analyze(body, caller(), std::move(cb));
   std::optional<Reply> now;
   {
     std::lock_guard lock(inline_answer->mutex);
@@ -117,7 +117,7 @@ void HttpSession::handle_perft(const nlohmann::json& body) {
   if (!take_search_slot()) return;
   Reporter reporter;
   reporter.on_done = deliver();
-  ex_.ticket = ctx_.api.perft(body, origin(), std::move(reporter));
+  ex_.ticket = ctx_.api.perft(body, caller(), std::move(reporter));
   watch_after_answer();
 }
 

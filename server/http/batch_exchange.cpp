@@ -59,7 +59,7 @@ void HttpSession::handle_batch(Request& req) {
     });
   };
   if (!bulk) {
-    ex_.ticket = ctx_.api.batch(*body, origin(), std::move(cb));
+    ex_.ticket = ctx_.api.batch(*body, caller(), std::move(cb));
     return watch_after_answer();
   }
   // The ticket comes back to this strand once the batch has started; an
@@ -67,7 +67,7 @@ void HttpSession::handle_batch(Request& req) {
   // once) was posted before it, and ends the exchange first.
   auto ticket = std::make_shared<std::shared_ptr<Ticket>>();
   Api& api = ctx_.api;
-  Origin o = origin();
+  Caller o = caller();
   const std::string owner = o.owner;
   api.bulk_call(
       owner,

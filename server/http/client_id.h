@@ -1,5 +1,5 @@
 // Who a client is. One answer for the connection caps, the rate limits and
-// the scheduler's fairness (Origin::owner), so that a client cannot be one
+// the scheduler's fairness (Caller::owner), so that a client cannot be one
 // client to one of them and many to another.
 //   - an API key, when access control names one for the request: the owner
 //     "key <id>";

@@ -148,7 +148,7 @@ std::optional<Reply> HttpSession::refused_before_body(const Request& head,
     key_id = std::move(*who);
   }
 #endif
-  Origin o;
+  Caller o;
   o.owner = client_owner(request_client(head), key_id);
   if (big && ctx_.api.bulk_full(o.owner)) return bulk_full_reply();
   return ctx_.api.refused_early(kind, o, keyed);
@@ -366,16 +366,16 @@ std::string HttpSession::request_client(const Request& req) const {
   return slot_.client();
 }
 
-Origin HttpSession::origin() const {
-  Origin o;
+Caller HttpSession::caller() const {
+  Caller o;
   o.owner = client_owner(ex_.client, ex_.key_id);
   return o;
 }
 
-// A job submission's origin, with its Idempotency-Key header; several are
+// A job submission's caller, with its Idempotency-Key header; several are
 // joined as HTTP joins a repeated field (", "), which no key can hold.
-Origin HttpSession::job_origin(const Request& req) const {
-  Origin o = origin();
+Caller HttpSession::job_caller(const Request& req) const {
+  Caller o = caller();
   auto [first, last] = req.equal_range("Idempotency-Key");
   for (auto it = first; it != last; ++it) {
     if (o.idempotency_key)

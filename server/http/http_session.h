@@ -97,8 +97,8 @@ class HttpSession : public Session, public std::enable_shared_from_this<HttpSess
   bool check_access(const Request& req);
   void upgrade(Request&& req);
   std::string request_client(const Request& req) const;  // ex_.client
-  Origin origin() const;  // who asks: client_owner(), for the scheduler's fairness
-  Origin job_origin(const Request& req) const;  // and its Idempotency-Key
+  Caller caller() const;  // who asks: client_owner(), for the scheduler's fairness
+  Caller job_caller(const Request& req) const;  // and its Idempotency-Key
   void on_exception(const char* where, const char* what) noexcept override;
   void finish_exchange(int status, uint64_t bytes);
   void close();

@@ -140,17 +140,17 @@ void HttpSession::moves(Request& req) {
 // (Api::bulk_call), the others on the store's threads.
 void HttpSession::submit_job(Request& req) {
   if (ex_.early_refusal) return reply(std::move(*ex_.early_refusal));
-  using Submit = Reply (*)(Api&, const nlohmann::json&, const Origin&);
+  using Submit = Reply (*)(Api&, const nlohmann::json&, const Caller&);
   const Submit submit = ex_.route.route == Route::annotate
-                            ? Submit([](Api& a, const nlohmann::json& b, const Origin& o) {
+                            ? Submit([](Api& a, const nlohmann::json& b, const Caller& o) {
                                 return a.annotate(b, o);
                               })
-                            : Submit([](Api& a, const nlohmann::json& b, const Origin& o) {
+                            : Submit([](Api& a, const nlohmann::json& b, const Caller& o) {
                                 return a.submit_job(b, o);
                               });
   Api& api = ctx_.api;
   if (req.body().size() >= kBulkBodyBytes) {
-    Origin o = job_origin(req);
+    Caller o = job_caller(req);
     const std::string owner = o.owner;
     return api.bulk_call(
         owner,
@@ -161,7 +161,7 @@ void HttpSession::submit_job(Request& req) {
         deliver());
   }
   if (auto body = parse_request(req))
-    via_store([&api, submit, body = std::move(*body), o = job_origin(req)] {
+    via_store([&api, submit, body = std::move(*body), o = job_caller(req)] {
       return submit(api, body, o);
     });
 }

@@ -241,9 +241,9 @@ void WsSession::start_search(const std::string& id, bool annotate, nlohmann::jso
   auto weak = weak_from_this();
   auto gate = ctx_.gate;
   Reporter cb;
-  Origin origin;
-  origin.owner = client_owner(client_, key_id_);
-  origin.allow_infinite = !annotate;
+  Caller caller;
+  caller.owner = client_owner(client_, key_id_);
+  caller.allow_infinite = !annotate;
   const char* update_type = annotate ? "progress" : "info";
   const char* final_type = annotate ? "review" : "bestmove";
   cb.on_progress = [weak, gate, id, gen, update_type](nlohmann::json j) {
@@ -287,8 +287,8 @@ void WsSession::start_search(const std::string& id, bool annotate, nlohmann::jso
   // Callbacks are posted, never run inline, so the entry made after the
   // call exists before any of them is handled even when the answer is
   // immediate; a call that throws leaves no entry behind.
-  auto ticket = annotate ? ctx_.api.annotate_stream(request, origin, std::move(cb))
-                         : ctx_.api.analyze(request, origin, std::move(cb));
+  auto ticket = annotate ? ctx_.api.annotate_stream(request, caller, std::move(cb))
+                         : ctx_.api.analyze(request, caller, std::move(cb));
   Search& search = searches_[id];
   search.gen = gen;
   search.slot = std::move(slot);

@@ -54,7 +54,7 @@ struct NoTicket : Ticket {
 class ThrowingApi : public Api {
  public:
   explicit ThrowingApi(Config c) : config_(std::move(c)) {}
-  std::shared_ptr<Ticket> analyze(const json& request, const Origin&, Reporter r) override {
+  std::shared_ptr<Ticket> analyze(const json& request, const Caller&, Reporter r) override {
     if (request.value("throw", false)) throw std::runtime_error("injected analyze failure");
     for (int depth = 1; depth <= request.value("progress", 0); ++depth)
       if (r.on_progress) r.on_progress({{"depth", depth}});
@@ -63,15 +63,15 @@ class ThrowingApi : public Api {
     r.on_done(std::move(reply));
     return std::make_shared<NoTicket>();
   }
-  std::shared_ptr<Ticket> annotate_stream(const json&, const Origin&, Reporter) override {
+  std::shared_ptr<Ticket> annotate_stream(const json&, const Caller&, Reporter) override {
     throw std::logic_error("injected annotate failure");
   }
-  std::shared_ptr<Ticket> perft(const json&, const Origin&, Reporter) override {
+  std::shared_ptr<Ticket> perft(const json&, const Caller&, Reporter) override {
     throw std::runtime_error("injected perft failure");
   }
   Reply moves(const json&) override { throw 42; }  // not even a std::exception
-  Reply submit_job(const json&, const Origin&) override { return {}; }
-  Reply annotate(const json&, const Origin&) override { return {}; }
+  Reply submit_job(const json&, const Caller&) override { return {}; }
+  Reply annotate(const json&, const Caller&) override { return {}; }
   Reply get_job(std::string_view) override { return {}; }
   Reply delete_job(std::string_view) override { return {}; }
   Reply info() override { throw std::runtime_error("injected info failure"); }

@@ -50,7 +50,7 @@ Reply analyze(Api& api, const json& request, Priority priority, bool allow_infin
   auto promise = std::make_shared<std::promise<Reply>>();
   Reporter cb;
   cb.on_done = [promise](Reply r) { promise->set_value(std::move(r)); };
-  auto ticket = api.analyze(request, Origin{"", priority, allow_infinite}, cb);
+  auto ticket = api.analyze(request, Caller{"", priority, allow_infinite}, cb);
   Reply r = wait_for(promise->get_future());
   if (r.text && r.body.is_null()) r.body = json::parse(*r.text);  // a cache hit, as JSON too
   return r;
@@ -66,7 +66,7 @@ Reply perft(Api& api, const json& request) {
   auto promise = std::make_shared<std::promise<Reply>>();
   Reporter reporter;
   reporter.on_done = [promise](Reply r) { promise->set_value(std::move(r)); };
-  auto ticket = api.perft(request, Origin{}, std::move(reporter));
+  auto ticket = api.perft(request, Caller{}, std::move(reporter));
   return wait_for(promise->get_future());
 }
 

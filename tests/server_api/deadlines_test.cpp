@@ -60,7 +60,7 @@ TEST(Deadlines, ARunningAnalysisJobPastItsDeadlineReportsItsBestSoFar) {
   c.max_movetime_ms = 600'000;
   c.job_deadline_ms = 500;
   auto api = make_api(c, *service);
-  Reply job = api->submit_job({{"fen", kMiddle}, {"limits", {{"depth", 64}}}}, Origin{"me"});
+  Reply job = api->submit_job({{"fen", kMiddle}, {"limits", {{"depth", 64}}}}, Caller{"me"});
   ASSERT_EQ(job.status, 202) << job.body.dump();
   Reply end = wait_job(*api, job.body["id"].get<std::string>());
   const json& j = end.body;
@@ -81,7 +81,7 @@ TEST(Deadlines, ARunningReviewPastItsDeadlineFailsWithDeadlineExceeded) {
   c.job_deadline_ms = 500;
   auto api = make_api(c, *service);
   Reply job =
-      api->annotate({{"pgn", kGame}, {"limits", {{"nodes", 50'000'000}}}}, Origin{"reviewer"});
+      api->annotate({{"pgn", kGame}, {"limits", {{"nodes", 50'000'000}}}}, Caller{"reviewer"});
   ASSERT_EQ(job.status, 202) << job.body.dump();
   Reply end = wait_job(*api, job.body["id"].get<std::string>());
   const json& j = end.body;
@@ -105,7 +105,7 @@ TEST(Deadlines, ARunningPerftPastTheJobDeadlineIs503) {
   reporter.on_done = [done](Reply r) { done->set_value(std::move(r)); };
   auto answer = done->get_future();
   // 8,031,647,685 leaves: minutes of counting.
-  auto ticket = api->perft({{"fen", kKiwipete}, {"depth", 6}}, Origin{}, std::move(reporter));
+  auto ticket = api->perft({{"fen", kKiwipete}, {"depth", 6}}, Caller{}, std::move(reporter));
   bool seen_running = false;
   // A hang guard only (60 s): the answer comes at the deadline.
   for (int i = 0; i < 60'000; ++i) {

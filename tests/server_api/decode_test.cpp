@@ -125,7 +125,7 @@ TEST_F(Decode, InfiniteIsAllowedOverTheWebSocketOnly) {
   Reporter cb;
   cb.on_done = [promise](Reply r) { promise->set_value(std::move(r)); };
   auto ticket =
-      api->analyze({{"limits", {{"infinite", true}}}}, Origin{"", Priority::interactive, true}, cb);
+      api->analyze({{"limits", {{"infinite", true}}}}, Caller{"", Priority::interactive, true}, cb);
   ticket->cancel();
   Reply r = promise->get_future().get();
   EXPECT_EQ(r.status, 200) << r.body.dump();

@@ -48,8 +48,8 @@ void stream(Api& api, json request, const std::string& id, bool annotate) {
     done->set_value();
   };
   auto ticket = annotate
-                    ? api.annotate_stream(request, Origin{"", Priority::interactive, false}, cb)
-                    : api.analyze(request, Origin{"", Priority::interactive, true}, cb);
+                    ? api.annotate_stream(request, Caller{"", Priority::interactive, false}, cb)
+                    : api.analyze(request, Caller{"", Priority::interactive, true}, cb);
   done->get_future().wait();
 }
 

@@ -175,7 +175,7 @@ TEST(Faults, AReceiverThatThrowsHarmsNoOne) {
   Reporter reporter;
   reporter.on_progress = [](json) { throw std::runtime_error("the client's progress handler"); };
   reporter.on_done = [](Reply) { throw std::runtime_error("the client's done handler"); };
-  auto ticket = api->analyze({{"limits", {{"depth", 3}}}}, Origin{}, std::move(reporter));
+  auto ticket = api->analyze({{"limits", {{"depth", 3}}}}, Caller{}, std::move(reporter));
   // The thread is given back and the next search runs.
   EXPECT_EQ(analyze(*api, {{"moves", {"e2e4"}}, {"limits", {{"depth", 3}}}}).status, 200);
 }
@@ -193,7 +193,7 @@ TEST(Faults, WorkEndingInItsStartDoesNotNest) {
   Reporter blocker;
   blocker.on_done = [&](Reply r) { blocker_done.set_value(std::move(r)); };
   auto hold =
-      api->analyze({{"moves", {"g2g3"}}, {"limits", {{"depth", 1}}}}, Origin{}, std::move(blocker));
+      api->analyze({{"moves", {"g2g3"}}, {"limits", {{"depth", 1}}}}, Caller{}, std::move(blocker));
   std::mutex m;
   std::vector<uintptr_t> depths;
   std::atomic<int> answered{0};
@@ -209,7 +209,7 @@ TEST(Faults, WorkEndingInItsStartDoesNotNest) {
     };
     tickets.push_back(
         api->analyze({{"moves", {"a2a3"}}, {"limits", {{"depth", 2}}}, {"threads", 1}},
-                     Origin{"", Priority::batch, false}, std::move(r)));
+                     Caller{"", Priority::batch, false}, std::move(r)));
   }
   service.release();
   EXPECT_EQ(blocker_done.get_future().get().status, 200);
@@ -233,12 +233,12 @@ TEST(Faults, PerftIsScheduledAndCancellable) {
   std::promise<Reply> blocker_done;
   blocker.on_done = [&](Reply r) { blocker_done.set_value(std::move(r)); };
   auto hold = api->analyze({{"limits", {{"infinite", true}}}},
-                           Origin{"", Priority::interactive, true}, std::move(blocker));
+                           Caller{"", Priority::interactive, true}, std::move(blocker));
   started.get_future().wait();
   std::promise<Reply> perft_done;
   Reporter r;
   r.on_done = [&](Reply reply) { perft_done.set_value(std::move(reply)); };
-  auto ticket = api->perft({{"depth", 5}}, Origin{}, std::move(r));
+  auto ticket = api->perft({{"depth", 5}}, Caller{}, std::move(r));
   EXPECT_EQ(metric(*api, "kibitz_queue_length"), 1);
   ticket->cancel();
   Reply cancelled = perft_done.get_future().get();
@@ -266,7 +266,7 @@ TEST(Faults, ARunningPerftStopsWhenCancelled) {
   std::promise<Reply> done;
   Reporter r;
   r.on_done = [&](Reply reply) { done.set_value(std::move(reply)); };
-  auto ticket = api->perft({{"depth", 8}}, Origin{}, std::move(r));
+  auto ticket = api->perft({{"depth", 8}}, Caller{}, std::move(r));
   while (metric(*api, "kibitz_jobs_running") != 1)
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   EXPECT_EQ(metric(*api, "kibitz_queue_length"), 0);
@@ -304,7 +304,7 @@ TEST(Faults, TheApiGoesWhileLiveSearchesYield) {
         ++s.done;
       };
       tickets.push_back(api->analyze({{"limits", {{"infinite", true}}}},
-                                     Origin{std::to_string(i), Priority::interactive, true},
+                                     Caller{std::to_string(i), Priority::interactive, true},
                                      std::move(r)));
     }
     if (round % 5 == 4) {
@@ -341,7 +341,7 @@ TEST(Faults, QueuedWorkIsAnsweredAtItsDeadline) {
   Reporter blocker;
   blocker.on_done = [&](Reply r) { blocker_done.set_value(std::move(r)); };
   auto hold =
-      api->analyze({{"moves", {"g2g3"}}, {"limits", {{"depth", 1}}}}, Origin{}, std::move(blocker));
+      api->analyze({{"moves", {"g2g3"}}, {"limits", {{"depth", 1}}}}, Caller{}, std::move(blocker));
   const std::string id = api->submit_job({{"limits", {{"depth", 2}}}}, {}).body["id"];
   Reply r = wait_job(*api, id);  // the held search never ends by itself
   EXPECT_EQ(r.body["status"], "failed") << r.body.dump();

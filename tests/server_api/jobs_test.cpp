@@ -94,7 +94,7 @@ TEST(Jobs, QueuedJobIsCancelledByDelete) {
   Reporter cb;
   cb.on_done = [blocked](Reply r) { blocked->set_value(std::move(r)); };
   auto blocker =
-      api->analyze({{"limits", {{"infinite", true}}}}, Origin{"", Priority::interactive, true}, cb);
+      api->analyze({{"limits", {{"infinite", true}}}}, Caller{"", Priority::interactive, true}, cb);
   const std::string id = api->submit_job({{"limits", {{"depth", 3}}}}, {}).body["id"];
   EXPECT_EQ(api->get_job(id).body["status"], "queued");
   Reply deleted = api->delete_job(id);
@@ -302,7 +302,7 @@ TEST(Jobs, AnnotateDraughtsGameOverTheStream) {
   cb.on_done = [done](Reply r) { done->set_value(std::move(r)); };
   auto ticket = api->annotate_stream(
       {{"pdn", "[GameType \"25\"]\n1. c3-d4 f6-g5 2. b2-c3 *"}, {"limits", {{"depth", 3}}}},
-      Origin{"", Priority::interactive, false}, cb);
+      Caller{"", Priority::interactive, false}, cb);
   Reply r = done->get_future().get();
   ASSERT_EQ(r.status, 200) << r.body.dump();
   EXPECT_EQ(r.body["game"], "draughts");

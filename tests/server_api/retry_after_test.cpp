@@ -81,8 +81,8 @@ TEST(RetryAfter, QueueFullIsOne) {
   Config c = test_config();
   c.max_jobs = 1;
   auto api = make_api(c, *service);
-  ASSERT_EQ(api->submit_job(kMated, Origin{"a"}).status, 202);
-  Reply r = api->submit_job(kMated, Origin{"b"});
+  ASSERT_EQ(api->submit_job(kMated, Caller{"a"}).status, 202);
+  Reply r = api->submit_job(kMated, Caller{"b"});
   ASSERT_EQ(r.status, 429) << r.body.dump();
   EXPECT_EQ(r.body["error"]["code"], "queue_full");
   EXPECT_EQ(retry_after(r), "1");
@@ -95,8 +95,8 @@ TEST(RetryAfter, ClientJobsCapIsTheRetentionUpToSixty) {
     c.max_jobs_per_client = 1;
     c.job_retention_s = retention;
     auto api = make_api(c, *service);
-    ASSERT_EQ(api->submit_job(kMated, Origin{"many"}).status, 202);
-    Reply r = api->submit_job(kMated, Origin{"many"});
+    ASSERT_EQ(api->submit_job(kMated, Caller{"many"}).status, 202);
+    Reply r = api->submit_job(kMated, Caller{"many"});
     ASSERT_EQ(r.status, 429) << r.body.dump();
     EXPECT_EQ(r.body["error"]["code"], "client_jobs_cap");
     EXPECT_EQ(retry_after(r), expected) << "job_retention_s " << retention;
@@ -108,8 +108,8 @@ TEST(RetryAfter, AJobTheStoreCouldNotWriteIsFive) {
   auto st = std::make_shared<GatedStore>();
   st->fail_create = true;
   auto api = make_api(test_config(), *service, st);
-  for (const Reply& r : {api->submit_job({{"limits", {{"depth", 2}}}}, Origin{"a"}),
-                         api->annotate({{"pgn", "1. e4 e5 *"}}, Origin{"a"})}) {
+  for (const Reply& r : {api->submit_job({{"limits", {{"depth", 2}}}}, Caller{"a"}),
+                         api->annotate({{"pgn", "1. e4 e5 *"}}, Caller{"a"})}) {
     ASSERT_EQ(r.status, 503) << r.body.dump();
     EXPECT_EQ(r.body["error"]["code"], "storage_unavailable");
     EXPECT_EQ(retry_after(r), "5");
@@ -122,13 +122,13 @@ TEST(RetryAfter, ARepeatWhileTheFirstIsStoredIsOne) {
   std::promise<void> release;
   st->hold_create = release.get_future().share();
   auto api = make_api(test_config(), *service, st);
-  Origin origin{"me"};
-  origin.idempotency_key = "key-1";
+  Caller caller{"me"};
+  caller.idempotency_key = "key-1";
   std::future<Reply> first = std::async(std::launch::async, [&] {
-    return api->submit_job({{"limits", {{"depth", 2}}}}, origin);
+    return api->submit_job({{"limits", {{"depth", 2}}}}, caller);
   });
   st->create_entered.get_future().wait();  // the first holds the key, being stored
-  Reply repeat = api->submit_job({{"limits", {{"depth", 2}}}}, origin);
+  Reply repeat = api->submit_job({{"limits", {{"depth", 2}}}}, caller);
   release.set_value();
   EXPECT_EQ(repeat.status, 409) << repeat.body.dump();
   EXPECT_EQ(repeat.body["error"]["code"], "idempotency_key_in_use");

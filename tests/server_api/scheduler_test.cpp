@@ -24,7 +24,7 @@ struct Blocker {
     cb.on_done = [d = done](Reply r) { d->set_value(std::move(r)); };
     const bool live = limits.contains("infinite");
     ticket = api.analyze({{"limits", std::move(limits)}, {"threads", threads}},
-                         Origin{owner, Priority::interactive, live}, cb);
+                         Caller{owner, Priority::interactive, live}, cb);
   }
   Reply release() {
     ticket->cancel();
@@ -99,7 +99,7 @@ TEST(Scheduler, StoppedSearchesAreNotCached) {
     std::call_once(*once, [&] { first_info->set_value(); });
   };
   cb.on_done = [done](Reply r) { done->set_value(std::move(r)); };
-  ticket = api->analyze(request, Origin{"", Priority::interactive, false}, cb);
+  ticket = api->analyze(request, Caller{"", Priority::interactive, false}, cb);
   first_info->get_future().wait();
   ticket->cancel();
   Reply stopped = done->get_future().get();
@@ -108,7 +108,7 @@ TEST(Scheduler, StoppedSearchesAreNotCached) {
   auto again = std::make_shared<std::promise<Reply>>();
   Reporter cb2;
   cb2.on_done = [again](Reply r) { again->set_value(std::move(r)); };
-  auto t2 = api->analyze(request, Origin{"", Priority::interactive, false}, cb2);
+  auto t2 = api->analyze(request, Caller{"", Priority::interactive, false}, cb2);
   t2->cancel();
   Reply r2 = again->get_future().get();
   EXPECT_TRUE(r2.headers.empty());
@@ -125,7 +125,7 @@ TEST(Scheduler, FullQueueAnswers429WithRetryAfter) {
   auto queued = std::make_shared<std::promise<Reply>>();
   Reporter cb;
   cb.on_done = [queued](Reply r) { queued->set_value(std::move(r)); };
-  auto t = api->analyze({{"limits", {{"depth", 2}}}}, Origin{"", Priority::interactive, false}, cb);
+  auto t = api->analyze({{"limits", {{"depth", 2}}}}, Caller{"", Priority::interactive, false}, cb);
   EXPECT_EQ(metric(*api, "kibitz_jobs_queued"), 1);
   // ...the next is refused.
   Reply full = analyze(*api, {{"limits", {{"depth", 3}}}});
@@ -158,7 +158,7 @@ TEST(Scheduler, InteractiveGoesBeforeBatch) {
       d->set_value();
     };
     tickets.push_back(
-        api->analyze({{"moves", {move}}, {"limits", {{"depth", 2}}}}, Origin{"", p, false}, cb));
+        api->analyze({{"moves", {move}}, {"limits", {{"depth", 2}}}}, Caller{"", p, false}, cb));
   };
   submit("batch1", Priority::batch, "e2e4");
   submit("batch2", Priority::batch, "d2d4");
@@ -189,7 +189,7 @@ struct Recorder {
       d->set_value(std::move(r));
     };
     tickets.push_back(api.analyze({{"moves", {move}}, {"limits", {{"depth", 2}}}},
-                                  Origin{owner, Priority::interactive, false}, cb));
+                                  Caller{owner, Priority::interactive, false}, cb));
     return d;
   }
 };
@@ -259,7 +259,7 @@ TEST(Scheduler, CancellingAQueuedAnalysisAnswersCancelled) {
   auto done = std::make_shared<std::promise<Reply>>();
   Reporter cb;
   cb.on_done = [done](Reply r) { done->set_value(std::move(r)); };
-  auto t = api->analyze({{"limits", {{"depth", 2}}}}, Origin{"", Priority::interactive, false}, cb);
+  auto t = api->analyze({{"limits", {{"depth", 2}}}}, Caller{"", Priority::interactive, false}, cb);
   t->cancel();
   t->cancel();  // idempotent
   Reply r = done->get_future().get();
@@ -293,7 +293,7 @@ TEST(Scheduler, ShutdownRefusesNewWorkAndStopsRunning) {
   auto queued = std::make_shared<std::promise<Reply>>();
   Reporter cb;
   cb.on_done = [queued](Reply r) { queued->set_value(std::move(r)); };
-  auto t = api->analyze({{"limits", {{"depth", 2}}}}, Origin{"", Priority::interactive, false}, cb);
+  auto t = api->analyze({{"limits", {{"depth", 2}}}}, Caller{"", Priority::interactive, false}, cb);
   const std::string job = api->submit_job({{"limits", {{"depth", 2}}}}, {}).body["id"];
   api->shutdown();
   EXPECT_FALSE(api->ready());
@@ -326,7 +326,7 @@ TEST(Shares, AClientAtItsWorkCapIsRefusedAndOthersAreNot) {
   ASSERT_FALSE(refused.headers.empty());
   EXPECT_EQ(refused.headers[0], (std::pair<std::string, std::string>{"Retry-After", "1"}));
   // A job of the same client is refused before it is stored or kept.
-  Reply job = api->submit_job({{"limits", {{"depth", 2}}}}, Origin{"flood"});
+  Reply job = api->submit_job({{"limits", {{"depth", 2}}}}, Caller{"flood"});
   EXPECT_EQ(job.status, 429);
   EXPECT_EQ(job.body["error"]["code"], "client_work_cap");
   auto q = r.submit(*api, "quiet", "quiet", "g1f3");
@@ -382,7 +382,7 @@ TEST(Shares, AClientsLiveSearchLetsItsOwnJobRunOnAFreeThread) {
   auto api = make_api(c, *service);
   Blocker live(*api, 1, "me");  // my share, but nobody else wants the other thread
   auto live_end = live.done->get_future();
-  Reply job = api->submit_job({{"limits", {{"depth", 3}}}}, Origin{"me"});
+  Reply job = api->submit_job({{"limits", {{"depth", 3}}}}, Caller{"me"});
   ASSERT_EQ(job.status, 202);
   EXPECT_EQ(wait_job(*api, job.body["id"].get<std::string>()).body["status"], "done");
   // The live search went on beside it.
@@ -429,13 +429,13 @@ TEST(Shares, BatchWorkLeavesInteractiveItsThreadsAndQueuePlaces) {
   // The first job runs on the one thread batch work may take; the second
   // waits though a thread is free; the third finds batch work's one queue
   // place taken.
-  Reply j1 = api->submit_job(slow, Origin{"jobs1"});
-  Reply j2 = api->submit_job(slow, Origin{"jobs2"});
+  Reply j1 = api->submit_job(slow, Caller{"jobs1"});
+  Reply j2 = api->submit_job(slow, Caller{"jobs2"});
   ASSERT_EQ(j1.status, 202);
   ASSERT_EQ(j2.status, 202);
   EXPECT_EQ(metric(*api, "kibitz_jobs_running"), 1);
   EXPECT_EQ(metric(*api, "kibitz_jobs_queued"), 1);
-  Reply j3 = api->submit_job(slow, Origin{"jobs3"});
+  Reply j3 = api->submit_job(slow, Caller{"jobs3"});
   EXPECT_EQ(j3.status, 429);
   EXPECT_EQ(j3.body["error"]["code"], "queue_full");
   // Interactive work starts at once on the reserved thread, and may queue.
@@ -456,14 +456,14 @@ TEST(Shares, AClientAtItsJobsCapIsRefusedAndOthersAreNot) {
   auto api = make_api(c, *service);
   // Mated: answered at once, kept as done jobs.
   const json mated = {{"fen", "rnb1kbnr/pppp1ppp/8/4p3/6Pq/5P2/PPPPP2P/RNBQKBNR w KQkq - 1 3"}};
-  for (int i = 0; i < 2; ++i) EXPECT_EQ(api->submit_job(mated, Origin{"many"}).status, 202);
-  Reply full = api->submit_job(mated, Origin{"many"});
+  for (int i = 0; i < 2; ++i) EXPECT_EQ(api->submit_job(mated, Caller{"many"}).status, 202);
+  Reply full = api->submit_job(mated, Caller{"many"});
   EXPECT_EQ(full.status, 429);
   EXPECT_EQ(full.body["error"]["code"], "client_jobs_cap");
   ASSERT_FALSE(full.headers.empty());
   EXPECT_EQ(full.headers[0].first, "Retry-After");
-  EXPECT_EQ(api->submit_job(mated, Origin{"other"}).status, 202);
-  EXPECT_EQ(api->annotate({{"pgn", "1. e4 *"}}, Origin{"many"}).body["error"]["code"],
+  EXPECT_EQ(api->submit_job(mated, Caller{"other"}).status, 202);
+  EXPECT_EQ(api->annotate({{"pgn", "1. e4 *"}}, Caller{"many"}).body["error"]["code"],
             "client_jobs_cap");
 }
 
