@@ -49,17 +49,19 @@ bool HttpSession::take_search_slot() {
   return true;
 }
 
+// The header goes out with the first line (write_stream), so a request
+// refused before any line still gets a plain JSON error with its status.
+// HTTP/1.0 has no chunks: the end of the connection ends the stream.
+void HttpSession::begin_stream() {
+  ex_.chunked = ex_.version >= 11;
+  if (!ex_.chunked) ex_.keep_alive = false;
+  ex_.stream.emplace();
+}
+
 void HttpSession::handle_analyze(Request& req, const nlohmann::json& body) {
   const bool streaming = wants_ndjson(req);
   if (!take_search_slot()) return;
-  if (streaming) {
-    // The header goes out with the first line (write_stream), so an invalid
-    // request still gets a plain JSON error with its status. HTTP/1.0 has no
-    // chunks: the end of the connection ends the stream.
-    ex_.chunked = ex_.version >= 11;
-    if (!ex_.chunked) ex_.keep_alive = false;
-    ex_.stream.emplace();
-  }
+  if (streaming) begin_stream();
   Reporter cb;
   auto weak = weak_from_this();
   auto gate = ctx_.gate;

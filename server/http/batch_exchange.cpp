@@ -26,13 +26,7 @@ void HttpSession::handle_batch(Request& req) {
   std::optional<nlohmann::json> body;
   if (!bulk && !(body = parse_request(req))) return;
   if (!take_search_slot()) return;
-  if (streaming) {
-    // As for an analysis: the header goes with the first line, so a batch
-    // refused whole still gets a plain JSON error with its status.
-    ex_.chunked = ex_.version >= 11;
-    if (!ex_.chunked) ex_.keep_alive = false;
-    ex_.stream.emplace();
-  }
+  if (streaming) begin_stream();
   Reporter cb;
   auto weak = weak_from_this();
   auto gate = ctx_.gate;

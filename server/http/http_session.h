@@ -134,6 +134,8 @@ class HttpSession : public Session, public std::enable_shared_from_this<HttpSess
   // --- analysis_exchange.cpp: an analysis or a count the client waits for
   bool answer_from_memo(const Request& req);
   bool take_search_slot();
+  // An NDJSON answer begins: its header goes out with the first line.
+  void begin_stream();
   void handle_analyze(Request& req, const nlohmann::json& body);
   void handle_perft(const nlohmann::json& body);
   // --- batch_exchange.cpp: POST /v1/batch, as NDJSON or one JSON array
