@@ -142,6 +142,38 @@ class Server:
         return total if found else None
 
 
+
+# Debian's stockfish, the independent oracle of some tests (None: not installed).
+STOCKFISH = shutil.which("stockfish") or ("/usr/games/stockfish"
+                                          if os.path.exists("/usr/games/stockfish") else None)
+
+
+class Uci:
+    """A UCI engine (default: STOCKFISH) on pipes, after its uciok, with
+    `options` set (name -> value)."""
+
+    def __init__(self, options=(), path=None):
+        self.p = subprocess.Popen([path or STOCKFISH], stdin=subprocess.PIPE,
+                                  stdout=subprocess.PIPE, text=True, bufsize=1)
+        self.send("uci")
+        self.wait("uciok")
+        for name, value in dict(options).items():
+            self.send("setoption name %s value %s" % (name, value))
+
+    def send(self, line):
+        self.p.stdin.write(line + "\n")
+
+    def wait(self, prefix):
+        """Lines read up to and with the first that starts with `prefix`."""
+        lines = []
+        while True:
+            line = self.p.stdout.readline()
+            if not line:
+                raise RuntimeError("the engine ended")
+            lines.append(line.strip())
+            if line.startswith(prefix):
+                return lines
+
 def wait_until(predicate, timeout=20, interval=0.05):
     end = time.monotonic() + timeout
     while time.monotonic() < end:

@@ -17,8 +17,6 @@ import asyncio
 import json
 import os
 import random
-import shutil
-import subprocess
 import sys
 import time
 import unittest
@@ -29,12 +27,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 
-from kibitz_server import Schemas, Server, wait_until  # noqa: E402
+from kibitz_server import STOCKFISH, Schemas, Server, Uci, wait_until  # noqa: E402
 
 SCHEMAS = Schemas()
 DATA = os.path.join(ROOT, "tests", "data", "chess")
-STOCKFISH = shutil.which("stockfish") or ("/usr/games/stockfish"
-                                          if os.path.exists("/usr/games/stockfish") else None)
 START_518 = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"
 # Scharnagl's classic Chess960 perft position: rights HFhf only Chess960 has.
 MIDDLE = "bqnb1rkr/pp3ppp/3ppn2/2p5/5P2/P2P4/NPP1P1PP/BQ1BNRKR w HFhf - 2 9"
@@ -59,26 +55,9 @@ def piece_on(fen, square):
     return row[ord(square[0]) - ord("a")]
 
 
-class Oracle:
+class Oracle(Uci):
     def __init__(self):
-        self.p = subprocess.Popen([STOCKFISH], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                  text=True, bufsize=1)
-        self.send("uci")
-        self.wait("uciok")
-        self.send("setoption name UCI_Chess960 value true")
-
-    def send(self, line):
-        self.p.stdin.write(line + "\n")
-
-    def wait(self, prefix):
-        lines = []
-        while True:
-            line = self.p.stdout.readline()
-            if not line:
-                raise RuntimeError("stockfish ended")
-            lines.append(line.strip())
-            if line.startswith(prefix):
-                return lines
+        super().__init__({"UCI_Chess960": "true"})
 
     def moves(self, fen, moves=()):
         self.send("position fen " + fen + (" moves " + " ".join(moves) if moves else ""))

@@ -15,7 +15,6 @@ the 3-4-piece tables of tests/data/syzygy (KIBITZ_SYZYGY_PATH):
 
 import os
 import random
-import shutil
 import subprocess
 import sys
 import unittest
@@ -24,12 +23,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 
-from kibitz_server import KIBITZ, Schemas, Server  # noqa: E402
+from kibitz_server import KIBITZ, STOCKFISH, Schemas, Server, Uci  # noqa: E402
 
 TABLES = os.path.join(ROOT, "tests", "data", "syzygy")
 SCHEMAS = Schemas()
-STOCKFISH = shutil.which("stockfish") or ("/usr/games/stockfish"
-                                          if os.path.exists("/usr/games/stockfish") else None)
 FIELDS = {"checkmate", "stalemate", "variant_win", "variant_loss", "insufficient_material",
           "dtz", "precise_dtz", "dtm", "dtw", "dtc", "category"}
 MOVE_FIELDS = FIELDS | {"uci", "san", "zeroing", "conversion"}
@@ -66,29 +63,11 @@ def random_fen(rng, material):
     return "/".join(rows) + " " + rng.choice("wb") + " - - 0 1"
 
 
-class Stockfish:
+class Stockfish(Uci):
     def __init__(self):
-        self.p = subprocess.Popen([STOCKFISH], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                  text=True, bufsize=1)
-        self.send("uci")
-        self.wait("uciok")
-        self.send("setoption name SyzygyPath value " + TABLES)
-        self.send("setoption name Threads value 1")
+        super().__init__({"SyzygyPath": TABLES, "Threads": 1})
         self.send("isready")
         self.wait("readyok")
-
-    def send(self, line):
-        self.p.stdin.write(line + "\n")
-
-    def wait(self, prefix):
-        lines = []
-        while True:
-            line = self.p.stdout.readline()
-            if not line:
-                raise RuntimeError("stockfish ended")
-            lines.append(line.strip())
-            if line.startswith(prefix):
-                return lines
 
     def result(self, fen):
         """+1, 0 or -1 for the side to move, as Stockfish's tablebase root score says."""
