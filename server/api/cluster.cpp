@@ -118,14 +118,17 @@ void JobService::stop_held(const std::string& id, bool elsewhere) {
   auto job = jobs_.find(id);
   if (!job) return;
   std::shared_ptr<Work> work;
+  std::shared_ptr<Ticket> ticket;  // a batch job's
   {
     std::lock_guard lock(job->mutex);
     if (job->finished_at) return;
     job->cancel_requested = true;
     if (elsewhere) job->interrupted = true;
     work = job->work;
+    ticket = job->ticket;
   }
   if (work) core_->scheduler.cancel(work);
+  if (ticket) ticket->cancel();
 }
 
 void JobService::stop_taking() {

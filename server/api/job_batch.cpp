@@ -2,7 +2,9 @@
 // reporter records into its job. The job holds the batch's ticket rather
 // than a work; its progress is {"done", "positions"}, its result the
 // batch's {"summary", "results"}. After a restart an unfinished batch job
-// runs again whole (job_recovery.cpp).
+// runs again whole (job_recovery.cpp); with several instances (Redis) the
+// one that takes it from the queue runs it the same way, and runs it again
+// whole when it takes over another's.
 #include <spdlog/spdlog.h>
 
 #include "server/api/job_service.h"
@@ -15,12 +17,6 @@ using nlohmann::json;
 
 Reply JobService::submit_new_batch(const json& request, const Caller& caller) {
   if (core_->shutting_down) return shutting_down_reply();
-  // Several instances take jobs from the store's queue, whose runners know
-  // analyses and reviews only.
-  if (core_->store->queue())
-    return error_reply(400, "invalid_request",
-                       "batch jobs need the sqlite or memory store (one instance); send the "
-                       "batch to POST /v1/batch instead");
   auto keyed = idempotent(caller, "batch", request);
   if (keyed.reply) return std::move(*keyed.reply);
   if (auto no = jobs_room(caller)) return keyed.settle(*core_->store, std::move(*no));
@@ -37,6 +33,10 @@ Reply JobService::submit_new_batch(const json& request, const Caller& caller) {
   if (auto no = store_new(*job, request, caller.owner, nullptr)) {
     forget_unstored(job->id, keyed);
     return refusal(keyed, std::move(*no));
+  }
+  if (core_->store->queue()) {  // stored and queued: whichever instance is free runs it
+    jobs_.remove_exact(job);    // (cluster.cpp, through recover_one as after a restart)
+    return keyed.settle(*core_->store, accepted_reply(job->id));
   }
   start_batch(job, std::move(*call), core_->deadline());
   return keyed.settle(*core_->store, accepted_reply(job->id));

@@ -1,6 +1,6 @@
 """The Redis store (store.backend "redis") through real servers sharing one
-real redis-server: a job submitted to one instance is run by whichever is
-free and readable from all; a DELETE on another instance stops it where it
+real redis-server: a job submitted to one instance (an analysis, a review
+or a batch) is run by whichever is free and readable from all; a DELETE on another instance stops it where it
 runs; an instance killed with SIGKILL has its review taken over and resumed
 from its finished plies, finished once; the evaluation library is shared;
 with Redis down the instances are not ready and refuse new jobs with 503
@@ -211,6 +211,52 @@ class RedisStore(unittest.TestCase):
             self.assertEqual(end["status"], "cancelled", end)
         self.assertEqual(job_of(other, queued)["status"], "cancelled")
         self.assertEqual(self.redis.cli("HGET", "kibitz:job:" + queued, "runs"), "")
+
+    def test_a_batch_job_runs_on_any_instance_and_stops_where_it_runs(self):
+        a, b = self.start(2)
+        # A short batch submitted to one instance: run by whichever is free,
+        # every position answered, the same end read through both.
+        positions = [{"fen": CHESS_MIDDLE, "limits": {"nodes": 20000 + i}} for i in range(5)]
+        positions.append({"fen": "bad"})
+        status, _, body = a.post("/v1/jobs", {"positions": positions})
+        self.assertEqual(status, 202, body)
+        jid = body["id"]
+        end = wait_until(lambda: finished([b], jid), timeout=HANG_GUARD_S)
+        self.assertIsNotNone(end, "the batch job never finished")
+        self.assertEqual((end["kind"], end["status"]), ("batch", "done"), end)
+        self.assertEqual(end["progress"], {"done": 6, "positions": 6})
+        result = end["result"]
+        self.assertEqual([line["index"] for line in result["results"]], list(range(6)))
+        self.assertEqual(result["summary"]["answered"], 5)
+        self.assertEqual(result["summary"]["errors"], 1)
+        self.assertEqual(result["results"][5]["error"]["code"], "invalid_fen")
+        for line in result["results"][:5]:
+            self.assertGreater(line["nodes"], 0, line)
+            self.assertIn("bestmove", line)
+        self.assertEqual(job_of(a, jid)["result"], result)
+        self.assertEqual(self.redis.cli("HGET", "kibitz:job:" + jid, "runs"), "1")
+        # A long one: a DELETE through the instance that does not run it
+        # stops it where it runs, keeping the lines answered so far.
+        long = [{"fen": CHESS_MIDDLE, "moves": [m]} for m in ("a2a3", "h2h3", "g2g3", "b2b3")]
+        status, _, body = a.post("/v1/jobs", {"positions": long,
+                                              "limits": {"movetime_ms": 60000}})
+        self.assertEqual(status, 202, body)
+        jid = body["id"]
+        runner = wait_until(lambda: job_of(a, jid)["status"] == "running" and self.holder(jid),
+                            timeout=HANG_GUARD_S)
+        self.assertTrue(runner, "the batch job never ran: %s" % job_of(a, jid))
+        other = [s for s in self.servers if s is not runner][0]
+        status, _, body = other.request("DELETE", "/v1/jobs/" + jid)
+        self.assertEqual(status, 200, body)
+        # Four positions of a minute each: it ends cancelled, its summary
+        # stopped, only when the DELETE reached the batch where it runs.
+        end = wait_until(lambda: finished([other], jid), timeout=HANG_GUARD_S)
+        self.assertIsNotNone(end, "the batch job never ended after its DELETE")
+        self.assertEqual(end["status"], "cancelled", end)
+        self.assertIs(end["result"]["summary"]["stopped"], True, end)
+        self.assertEqual(len(end["result"]["results"]), 4)
+        self.assertTrue(wait_until(lambda: "job %s finished: cancelled" % jid in runner.log(),
+                                   timeout=HANG_GUARD_S), runner.log()[-3000:])
 
     def test_a_killed_instances_review_is_taken_over_and_resumed(self):
         self.start(2)
