@@ -192,7 +192,7 @@ void HttpSession::write_stream_lines(std::shared_ptr<const NdjsonStream::Batch> 
   auto done = [self = shared_from_this(), batch](beast::error_code ec, size_t n) {
     self->contain("write stream", [&] { self->on_stream_written(ec, n); });
   };
-  const auto lines = net::buffer(batch->lines);
+  const auto lines = net::buffer(*batch->lines);
   if (!ex_.chunked) return net::async_write(stream_, lines, std::move(done));
   if (!batch->last) return net::async_write(stream_, http::make_chunk(lines), std::move(done));
   net::async_write(stream_, beast::buffers_cat(http::make_chunk(lines), http::make_chunk_last()),

@@ -298,8 +298,7 @@ void WsSession::start_search(const std::string& id, bool annotate, nlohmann::jso
 void WsSession::on_update(const std::string& id, uint64_t gen, std::string text) {
   auto it = searches_.find(id);
   if (closing_ || it == searches_.end() || it->second.gen != gen) return;
-  outbox_.push(id, gen, WsOutbox::Kind::update,
-               std::make_shared<const std::string>(std::move(text)));
+  outbox_.push(id, gen, Outbox::Kind::update, std::make_shared<const std::string>(std::move(text)));
   write();
 }
 
@@ -309,8 +308,7 @@ void WsSession::on_done(const std::string& id, uint64_t gen, std::string text) {
   searches_.erase(it);
   last_heard_ = SteadyClock::now();  // idle from when the client has its answer
   if (closing_) return;
-  outbox_.push(id, gen, WsOutbox::Kind::final,
-               std::make_shared<const std::string>(std::move(text)));
+  outbox_.push(id, gen, Outbox::Kind::kept, std::make_shared<const std::string>(std::move(text)));
   write();
 }
 
@@ -326,7 +324,7 @@ void WsSession::send_error(const nlohmann::json& id, const std::string& code,
   nlohmann::json j = {
       {"type", "error"}, {"id", id}, {"error", {{"code", code}, {"message", message}}}};
   if (retry_after_s > 0) j["error"]["retry_after_s"] = retry_after_s;
-  outbox_.push("", 0, WsOutbox::Kind::final, std::make_shared<const std::string>(to_wire(j)));
+  outbox_.push("", 0, Outbox::Kind::kept, std::make_shared<const std::string>(to_wire(j)));
   write();
 }
 

@@ -5,7 +5,7 @@
 //        {"type":"progress","id",...}, {"type":"review","id",...},
 //        {"type":"error","id","error":{"code","message"}}
 // Search callbacks arrive on search threads and are posted to this
-// session's strand. Outgoing messages go through a WsOutbox (one write in
+// session's strand. Outgoing messages go through a Outbox (one write in
 // flight, updates coalesced); while it is long, reading pauses, so a client
 // cannot grow it by sending faster than it reads.
 #pragma once
@@ -20,8 +20,8 @@
 
 #include "beast.h"
 #include "connection_limits.h"
+#include "outbox.h"
 #include "server/access/token_bucket.h"
-#include "ws_outbox.h"
 
 namespace kibitz::server {
 
@@ -87,7 +87,7 @@ class WsSession : public Session, public std::enable_shared_from_this<WsSession>
   Headers extra_;
   beast::flat_buffer buffer_;
   std::unordered_map<std::string, Search> searches_;
-  WsOutbox outbox_;
+  Outbox outbox_;
   uint64_t next_gen_ = 0;
   nlohmann::json handling_id_;  // the id of the message being handled, once known
   bool open_ = false;           // handshake done, counted in metrics

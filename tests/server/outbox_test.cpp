@@ -1,6 +1,6 @@
-// The bounded queues of the transport: WebSocket updates coalesce per
-// search while finals are kept; NDJSON lines wait one write at a time and a
-// slow client keeps only the newest iterations.
+// The transport's one outgoing-queue policy (outbox.h), on the WebSocket
+// and the NDJSON stream alike: updates coalesce per search while finals and
+// kept lines stay; one write at a time.
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -8,24 +8,24 @@
 
 #include "server/http/beast.h"
 #include "server/http/ndjson_stream.h"
+#include "server/http/outbox.h"
 #include "server/http/router.h"
 #include "server/http/static_files.h"
-#include "server/http/ws_outbox.h"
 
 namespace kibitz::server {
 namespace {
 
-WsOutbox::Text text(std::string s) { return std::make_shared<const std::string>(std::move(s)); }
+Outbox::Text text(std::string s) { return std::make_shared<const std::string>(std::move(s)); }
 
-TEST(WsOutbox, UpdatesOfOneSearchCoalesceFinalsStay) {
-  WsOutbox box;
-  box.push("a", 1, WsOutbox::Kind::update, text("a1"));
+TEST(Outbox, UpdatesOfOneSearchCoalesceFinalsStay) {
+  Outbox box;
+  box.push("a", 1, Outbox::Kind::update, text("a1"));
   ASSERT_EQ(*box.start_write(), "a1");  // in flight: never replaced
   for (int i = 2; i <= 50; ++i)
-    box.push("a", 1, WsOutbox::Kind::update, text("a" + std::to_string(i)));
-  box.push("b", 2, WsOutbox::Kind::update, text("b1"));
-  box.push("a", 1, WsOutbox::Kind::final, text("a-best"));
-  box.push("b", 2, WsOutbox::Kind::update, text("b2"));
+    box.push("a", 1, Outbox::Kind::update, text("a" + std::to_string(i)));
+  box.push("b", 2, Outbox::Kind::update, text("b1"));
+  box.push("a", 1, Outbox::Kind::kept, text("a-best"));
+  box.push("b", 2, Outbox::Kind::update, text("b2"));
   EXPECT_EQ(box.size(), 4u);  // in flight, newest a, newest b, a's final
   EXPECT_EQ(box.coalesced(), 49u);
   box.finish_write();
@@ -38,13 +38,13 @@ TEST(WsOutbox, UpdatesOfOneSearchCoalesceFinalsStay) {
   EXPECT_EQ(box.bytes(), 0u);
 }
 
-TEST(WsOutbox, DropForgetsAReplacedSearchButNotOthers) {
-  WsOutbox box;
-  box.push("a", 1, WsOutbox::Kind::update, text("old"));
-  box.push("b", 2, WsOutbox::Kind::final, text("b-best"));
-  box.push("a", 1, WsOutbox::Kind::final, text("old-best"));
+TEST(Outbox, DropForgetsAReplacedSearchButNotOthers) {
+  Outbox box;
+  box.push("a", 1, Outbox::Kind::update, text("old"));
+  box.push("b", 2, Outbox::Kind::kept, text("b-best"));
+  box.push("a", 1, Outbox::Kind::kept, text("old-best"));
   box.drop("a", 1);
-  box.push("a", 3, WsOutbox::Kind::update, text("new"));
+  box.push("a", 3, Outbox::Kind::update, text("new"));
   std::vector<std::string> order;
   while (auto t = box.start_write()) {
     order.push_back(*t);
@@ -53,33 +53,64 @@ TEST(WsOutbox, DropForgetsAReplacedSearchButNotOthers) {
   EXPECT_EQ(order, (std::vector<std::string>{"b-best", "new"}));
 }
 
-TEST(NdjsonStream, OneWriteAtATimeNewestLinesAndTheFinal) {
+TEST(Outbox, StartWriteAllSendsEveryQueuedMessageAsOne) {
+  Outbox box;
+  box.push("", 0, Outbox::Kind::kept, text("k1 "));
+  box.push("", 0, Outbox::Kind::update, text("u1 "));
+  box.push("", 0, Outbox::Kind::kept, text("k2 "));
+  box.push("", 0, Outbox::Kind::update, text("u2 "));  // replaces u1, keeps its place
+  auto all = box.start_write_all();
+  ASSERT_TRUE(all);
+  EXPECT_EQ(*all, "k1 u2 k2 ");
+  EXPECT_FALSE(box.start_write_all());                 // one write at a time
+  box.push("", 0, Outbox::Kind::update, text("u3 "));  // in flight: not replaced
+  box.finish_write();
+  EXPECT_EQ(box.size(), 1u);
+  EXPECT_EQ(*box.start_write_all(), "u3 ");
+  box.finish_write();
+  EXPECT_EQ(box.bytes(), 0u);
+  EXPECT_FALSE(box.start_write_all());
+}
+
+TEST(NdjsonStream, OneWriteAtATimeTheNewestIterationAndTheFinal) {
   NdjsonStream s;
   EXPECT_FALSE(s.take());  // nothing queued
   EXPECT_FALSE(s.started());
   s.push_update("{\"depth\":1}\n");
   auto first = s.take();
   ASSERT_TRUE(first);
-  EXPECT_EQ(first->lines, "{\"depth\":1}\n");
+  EXPECT_EQ(*first->lines, "{\"depth\":1}\n");
   EXPECT_FALSE(first->last);
   EXPECT_TRUE(s.started());
   // While that is written, a slow client's iterations pile up: only the
-  // newest few are kept.
+  // newest is kept, as on the WebSocket.
   for (int d = 2; d <= 20; ++d) s.push_update("{\"depth\":" + std::to_string(d) + "}\n");
   s.push_final("{\"final\":1}\n");
   EXPECT_FALSE(s.take());  // one write at a time
   s.finish_write();
   const auto rest = s.take();
   ASSERT_TRUE(rest);
-  EXPECT_EQ(rest->lines.find("\"depth\":16"), std::string::npos);
-  EXPECT_NE(rest->lines.find("\"depth\":17"), std::string::npos);
-  EXPECT_NE(rest->lines.find("\"depth\":20"), std::string::npos);
-  EXPECT_TRUE(rest->lines.ends_with("{\"final\":1}\n"));
+  EXPECT_EQ(*rest->lines, "{\"depth\":20}\n{\"final\":1}\n");
   EXPECT_TRUE(rest->last);
   EXPECT_TRUE(s.ended());
   s.finish_write();
   s.push_update("{\"late\":1}\n");  // after the final: nothing more
   EXPECT_FALSE(s.take());
+}
+
+TEST(NdjsonStream, KeptLinesAreNeverDropped) {
+  NdjsonStream s;
+  s.push_kept("0\n");
+  ASSERT_TRUE(s.take());
+  for (int i = 1; i <= 1000; ++i) s.push_kept(std::to_string(i) + "\n");
+  s.push_final("end\n");
+  s.finish_write();
+  const auto rest = s.take();
+  ASSERT_TRUE(rest);
+  std::string want;
+  for (int i = 1; i <= 1000; ++i) want += std::to_string(i) + "\n";
+  EXPECT_EQ(*rest->lines, want + "end\n");
+  EXPECT_TRUE(rest->last);
 }
 
 TEST(Router, TemplatesMethodsAndIds) {
