@@ -13,7 +13,8 @@ database, and GET /api/cloud-eval in the shape of Lichess's API:
   eval that has the lines asked (of equally deep ones, the fewest lines), as Lichess's schema CloudEval (copied in
   tests/data/lichess) validates, and 404 with Lichess's body when it has
   none (an unknown position, another variant, more lines than kept);
-- the route is documented in proto/openapi.yaml and its answers fit there.
+- the route is documented in proto/openapi.yaml and its answers fit there;
+- `export` leaves out Chess960 analyses (the database is of standard chess).
 """
 
 import json
@@ -118,6 +119,29 @@ class EvalLinesTest(unittest.TestCase):
             self.assertIn("line 4", r.stderr, why)
             self.assertIn("nothing was imported", r.stderr, why)
             self.assertEqual(self.export(), before, why)
+
+    def test_export_leaves_chess960_out(self):
+        # The database is of standard chess: a Chess960 analysis in the
+        # library (keyed apart) is not exported as if it were standard, and
+        # a standard one made the same way is.
+        store = os.path.join(self.dir, "chess960.db")
+        env = {"KIBITZ_STORE_PATH": store, "KIBITZ_STORE_LIBRARY_MIN_DEPTH": "4"}
+        chess960 = "bbqnnrkr/pppppppp/8/8/8/8/PPPPPPPP/BBQNNRKR w HFhf - 0 1"
+        standard = "8/8/8/4k3/8/8/3QK3/8 w - - 0 1"
+        with Server(env=env) as s:
+            for body in ({"fen": chess960, "variant": "chess960", "limits": {"depth": 6}},
+                         {"fen": standard, "limits": {"depth": 6}}):
+                status, _, r = s.post("/v1/analyze", body)
+                self.assertEqual(status, 200, r)
+            # Both are in the library: asked again, each comes from it.
+            for body in ({"fen": chess960, "variant": "chess960", "limits": {"depth": 5}},
+                         {"fen": standard, "limits": {"depth": 5}}):
+                status, _, r = s.post("/v1/analyze", body)
+                self.assertEqual((status, r.get("source")), (200, "library"), r)
+        r = library(["export"], store)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        fens = [json.loads(line)["fen"] for line in r.stdout.splitlines()]
+        self.assertEqual(fens, [" ".join(standard.split()[:4])], r.stdout)
 
     def test_cloud_eval(self):
         with Server(env={"KIBITZ_STORE_PATH": self.store}) as s:
