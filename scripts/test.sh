@@ -9,6 +9,9 @@
 #   1. Release build, every test (deep perft included, and web.browser: the
 #      page in chromium, screenshots in build-test/artifacts/web) but the
 #      chaos test (label "chaos"), which is for the sanitizer builds.
+#   The sanitizer stages' builds (2 and 3) run ahead, one after the other,
+#   in the background at nice 19 from the end of stage 1's build on, in the
+#   CPU that the tests of the stage before leave idle (start_builds_ahead).
 #   2. AddressSanitizer + UndefinedBehaviorSanitizer build (clang-14, with
 #      libFuzzer's coverage, so that stage 4 fuzzes in the same build), every
 #      test but the deep perft cases (label "slow"), which would take minutes
@@ -143,17 +146,6 @@ run_ctest() {
   fi
 }
 
-if has release; then
-  stage_started=$SECONDS
-  echo "== release: Release build in build-test/ (-DKIBITZ_TEST_HOOKS=ON), every test but label chaos"
-  if KIBITZ_BUILD_DIR=build-test scripts/build.sh -DKIBITZ_TEST_HOOKS=ON -DCMAKE_UNITY_BUILD=ON; then
-    built release
-    run_ctest release build-test --parallel "$test_jobs" -LE chaos
-    count release "$ctest_passed" "$ctest_failed" "$ctest_note"
-  else
-    count release 0 1 "the build failed"
-  fi
-fi
 
 # Sanitizer builds need only the generic variant: the bmi2 one differs in a
 # handful of inline lookups that the release build's tests already cover.
@@ -200,12 +192,76 @@ sanitizer_count() {
   count "$stage" "$ctest_passed" "$failed" "$note"
 }
 
+tsan_targets="kibitz core_tests_generic server_api_tests server_api_dump_samples server_http_tests store_tests access_tests"
+tsan_build() { KIBITZ_BUILD_TARGETS="$tsan_targets" sanitizer_build build-tsan thread; }
+
+# Builds ahead. The sanitizer stages' builds run one after the other in the
+# background, from the end of the release build on, at nice 19: while the
+# stage before runs its tests, which mostly wait on servers, sockets and
+# timers, a build takes the CPU they leave idle and no more (a nice-19
+# process gets about 1.5% of a core that a nice-0 one wants). Each stage
+# then waits for its own build, prints its output, and starts its tests.
+ahead_dir=$(mktemp -d /tmp/kibitz-test-builds.XXXXXX)
+ahead_pid=
+trap '[ -z "$ahead_pid" ] || kill -- -"$ahead_pid" 2>/dev/null || true; rm -rf "$ahead_dir"' EXIT
+start_builds_ahead() {
+  local ahead=()
+  has asan && ahead+=(asan)
+  has tsan && ahead+=(tsan)
+  [ ${#ahead[@]} -gt 0 ] || return 0
+  echo "== builds ahead, at nice 19 in the background: ${ahead[*]}"
+  set -m  # its own process group, so that an interrupted run stops all of it
+  (
+    renice -n 19 -p "$BASHPID" >/dev/null || true
+    for stage in "${ahead[@]}"; do
+      began=$SECONDS
+      status=0
+      "${stage}_build" >"$ahead_dir/$stage.log" 2>&1 || status=$?
+      echo "$status $((SECONDS - began))" >"$ahead_dir/$stage.status"
+    done
+  ) &
+  ahead_pid=$!
+  set +m
+}
+# await_build STAGE: its build's output and status, once it has ended; a
+# line of how long it took and how long the stage waited for it.
+await_build() {
+  local stage=$1 status took
+  while [ ! -f "$ahead_dir/$stage.status" ]; do
+    if ! kill -0 "$ahead_pid" 2>/dev/null && [ ! -f "$ahead_dir/$stage.status" ]; then
+      cat "$ahead_dir/$stage.log" 2>/dev/null || true
+      echo "== $stage: the builds ahead ended before this one did" >&2
+      return 1
+    fi
+    sleep 1
+  done
+  read -r status took <"$ahead_dir/$stage.status"
+  cat "$ahead_dir/$stage.log"
+  echo "== $stage: built in $took s (ahead, in the background), waited for it $((SECONDS - stage_started)) s"
+  return "$status"
+}
+
+if has release; then
+  stage_started=$SECONDS
+  echo "== release: Release build in build-test/ (-DKIBITZ_TEST_HOOKS=ON), every test but label chaos"
+  if KIBITZ_BUILD_DIR=build-test scripts/build.sh -DKIBITZ_TEST_HOOKS=ON -DCMAKE_UNITY_BUILD=ON; then
+    built release
+    start_builds_ahead
+    run_ctest release build-test --parallel "$test_jobs" -LE chaos
+    count release "$ctest_passed" "$ctest_failed" "$ctest_note"
+  else
+    start_builds_ahead
+    count release 0 1 "the build failed"
+  fi
+else
+  start_builds_ahead
+fi
+
 if has asan; then
   stage_started=$SECONDS
   echo "== asan: AddressSanitizer + UndefinedBehaviorSanitizer build (clang-14, with the fuzz targets) in build-asan/, every test but labels slow and tool"
   asan_built=0
-  if asan_build; then
-    built asan
+  if await_build asan; then
     asan_built=1
     reports=$(sanitizer_reports_dir build-asan)
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:log_path=$reports/asan \
@@ -219,14 +275,12 @@ fi
 
 if has tsan; then
   stage_started=$SECONDS
-  # Only what the -R filter below runs: core_tests_generic holds the table,
-  # thread pool, search, service (generic.Service.*) and review
-  # (generic.Review.*) tests.
-  targets="kibitz core_tests_generic server_api_tests server_api_dump_samples server_http_tests store_tests access_tests"
+  # Only what the -R filter below runs (tsan_targets, built ahead):
+  # core_tests_generic holds the table, thread pool, search, service
+  # (generic.Service.*) and review (generic.Review.*) tests.
   tsan_tests='TranspositionTable|ThreadPool|ChessSearch|DraughtsSearch|generic\.Service\.|generic\.Review\.|server\.|Scheduler|^chaos$'
-  echo "== tsan: ThreadSanitizer build in build-tsan/ of $targets; tests -R '$tsan_tests' but label slow"
-  if KIBITZ_BUILD_TARGETS="$targets" sanitizer_build build-tsan thread; then
-    built tsan
+  echo "== tsan: ThreadSanitizer build in build-tsan/ of $tsan_targets; tests -R '$tsan_tests' but label slow"
+  if await_build tsan; then
     reports=$(sanitizer_reports_dir build-tsan)
     TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:log_path=$reports/tsan \
     KIBITZ_CHAOS_SECONDS=${KIBITZ_CHAOS_SECONDS:-30} \
