@@ -258,7 +258,7 @@ Expected<size_t, std::string> export_eval_lines(store::Store& store, std::ostrea
     line["fen"] = fen;
     line["evals"] = nlohmann::ordered_json::array();
     for (const auto& [lines, r] : evals) line["evals"].push_back(write_eval(r));
-    out << line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
+    out << to_wire(line) << '\n';
     ++written;
   };
   // An entry that cannot be read (written by a newer Kibitz) is left out.

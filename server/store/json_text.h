@@ -10,8 +10,12 @@
 
 namespace kibitz::server {
 
-inline std::string to_wire(const nlohmann::json& j) {
-  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+// Json: nlohmann::json, or nlohmann::ordered_json where the keys keep the
+// order they were set in (the lines of Lichess's evaluation database,
+// eval_lines.cpp); a braced list is a nlohmann::json.
+template <class Json = nlohmann::json>
+std::string to_wire(const Json& j) {
+  return j.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 
 }  // namespace kibitz::server

@@ -82,6 +82,27 @@ class RedisStore(unittest.TestCase):
                 return s
         return None
 
+    def cancel_elsewhere(self, submitted_to, body):
+        """Submits a job of a minute's work, waits until an instance runs it,
+        DELETEs it through the other one and waits for its end there: it
+        ends cancelled only when the DELETE reached the work where it runs.
+        Returns the instance that ran it and the job's end."""
+        status, _, r = submitted_to.post("/v1/jobs", body)
+        self.assertEqual(status, 202, r)
+        jid = r["id"]
+        runner = wait_until(lambda: job_of(submitted_to, jid)["status"] == "running"
+                            and self.holder(jid), timeout=HANG_GUARD_S)
+        self.assertTrue(runner, "the job never ran: %s" % job_of(submitted_to, jid))
+        other = [s for s in self.servers if s is not runner][0]
+        status, _, r = other.request("DELETE", "/v1/jobs/" + jid)
+        self.assertEqual(status, 200, r)
+        end = wait_until(lambda: finished([other], jid), timeout=HANG_GUARD_S)
+        self.assertIsNotNone(end, "the job never ended after its DELETE")
+        self.assertEqual(end["status"], "cancelled", end)
+        self.assertTrue(wait_until(lambda: "job %s finished: cancelled" % jid in runner.log(),
+                                   timeout=HANG_GUARD_S), runner.log()[-3000:])
+        return runner, end
+
     def test_jobs_run_on_any_instance_and_read_from_all(self):
         a, b = self.start(2)
         ids = []
@@ -171,24 +192,11 @@ class RedisStore(unittest.TestCase):
     def test_delete_on_another_instance_stops_the_job_where_it_runs(self):
         self.start(2)
         a = self.servers[0]
-        status, _, body = a.post("/v1/jobs", {"fen": CHESS_MIDDLE, "limits": {"movetime_ms": 60000}})
-        self.assertEqual(status, 202)
-        jid = body["id"]
-        runner = wait_until(lambda: job_of(a, jid)["status"] == "running" and self.holder(jid),
-                            timeout=HANG_GUARD_S)
-        self.assertTrue(runner, "the job never ran: %s" % job_of(a, jid))
+        # A minute's search: stopped where it runs, its best result so far kept.
+        runner, end = self.cancel_elsewhere(a, {"fen": CHESS_MIDDLE, "limits": {"movetime_ms": 60000}})
         other = [s for s in self.servers if s is not runner][0]
-        status, _, body = other.request("DELETE", "/v1/jobs/" + jid)
-        self.assertEqual(status, 200, body)
-        # The job asks for a minute: it ends cancelled with a stopped result
-        # only when the DELETE reached the search where it runs.
-        end = wait_until(lambda: finished([other], jid), timeout=HANG_GUARD_S)
-        self.assertIsNotNone(end, "the job never ended after its DELETE")
-        self.assertEqual(end["status"], "cancelled", end)
-        self.assertIsNotNone(end["result"])  # the best result so far is kept
+        self.assertIsNotNone(end["result"])
         self.assertIs(end["result"]["stopped"], True, end)
-        self.assertTrue(wait_until(lambda: "job %s finished: cancelled" % jid in runner.log(),
-                                   timeout=HANG_GUARD_S), runner.log()[-3000:])
         # A queued job cancelled elsewhere ends at once and never runs.
         status, _, body = other.post("/v1/jobs", {"fen": CHESS_MIDDLE, "limits": {"movetime_ms": 60000}})
         busy = body["id"]
@@ -238,25 +246,9 @@ class RedisStore(unittest.TestCase):
         # A long one: a DELETE through the instance that does not run it
         # stops it where it runs, keeping the lines answered so far.
         long = [{"fen": CHESS_MIDDLE, "moves": [m]} for m in ("a2a3", "h2h3", "g2g3", "b2b3")]
-        status, _, body = a.post("/v1/jobs", {"positions": long,
-                                              "limits": {"movetime_ms": 60000}})
-        self.assertEqual(status, 202, body)
-        jid = body["id"]
-        runner = wait_until(lambda: job_of(a, jid)["status"] == "running" and self.holder(jid),
-                            timeout=HANG_GUARD_S)
-        self.assertTrue(runner, "the batch job never ran: %s" % job_of(a, jid))
-        other = [s for s in self.servers if s is not runner][0]
-        status, _, body = other.request("DELETE", "/v1/jobs/" + jid)
-        self.assertEqual(status, 200, body)
-        # Four positions of a minute each: it ends cancelled, its summary
-        # stopped, only when the DELETE reached the batch where it runs.
-        end = wait_until(lambda: finished([other], jid), timeout=HANG_GUARD_S)
-        self.assertIsNotNone(end, "the batch job never ended after its DELETE")
-        self.assertEqual(end["status"], "cancelled", end)
+        _, end = self.cancel_elsewhere(a, {"positions": long, "limits": {"movetime_ms": 60000}})
         self.assertIs(end["result"]["summary"]["stopped"], True, end)
         self.assertEqual(len(end["result"]["results"]), 4)
-        self.assertTrue(wait_until(lambda: "job %s finished: cancelled" % jid in runner.log(),
-                                   timeout=HANG_GUARD_S), runner.log()[-3000:])
 
     def test_a_killed_instances_review_is_taken_over_and_resumed(self):
         self.start(2)
