@@ -25,6 +25,8 @@ const { Chess } = createRequire(import.meta.url)(process.argv[2]);
 const reqs = JSON.parse(readFileSync(0, 'utf8'));
 const out = reqs.map((r) => {
   const c = r.fen ? new Chess(r.fen, { skipValidation: true }) : new Chess();
+  // r.pre: moves (UCI) played first, for the ops that look at a position.
+  for (const uci of r.pre || []) c.move({ from: uci.slice(0, 2), to: uci.slice(2, 4), promotion: uci[4] });
   if (r.op === 'moves') {
     return c.moves({ verbose: true }).map((m) => ({ uci: m.lan, san: m.san }));
   }
