@@ -7,7 +7,6 @@ import os
 import signal
 import shutil
 import subprocess
-import sys
 import tempfile
 import threading
 import time
