@@ -58,6 +58,16 @@ void HttpSession::begin_stream() {
   ex_.stream.emplace();
 }
 
+std::function<void(nlohmann::json)> HttpSession::stream_lines(
+    void (HttpSession::*on_line)(uint64_t, std::string)) {
+  return [weak = weak_from_this(), gate = ctx_.gate, seq = ex_.seq, on_line](nlohmann::json j) {
+    std::string line = to_wire(j) + "\n";  // serialised on the search thread
+    post_to(weak, gate, [seq, on_line, line = std::move(line)](HttpSession& s) mutable {
+      (s.*on_line)(seq, std::move(line));
+    });
+  };
+}
+
 void HttpSession::handle_analyze(Request& req, const nlohmann::json& body) {
   const bool streaming = wants_ndjson(req);
   if (!take_search_slot()) return;
@@ -66,14 +76,7 @@ void HttpSession::handle_analyze(Request& req, const nlohmann::json& body) {
   auto weak = weak_from_this();
   auto gate = ctx_.gate;
   const uint64_t seq = ex_.seq;
-  if (streaming) {
-    cb.on_progress = [weak, gate, seq](nlohmann::json j) {
-      std::string line = to_wire(j) + "\n";  // serialised on the search thread
-      post_to(weak, gate, [seq, line = std::move(line)](HttpSession& s) mutable {
-        s.on_stream_info(seq, std::move(line));
-      });
-    };
-  }
+  if (streaming) cb.on_progress = stream_lines(&HttpSession::on_stream_info);
   // An answer that comes at once (a cached result, an invalid request) is
   // sent from here, without a trip through the strand's queue.
   // (A search thread may answer while analyze() is still returning: the

@@ -31,14 +31,7 @@ void HttpSession::handle_batch(Request& req) {
   auto weak = weak_from_this();
   auto gate = ctx_.gate;
   const uint64_t seq = ex_.seq;
-  if (streaming) {
-    cb.on_progress = [weak, gate, seq](nlohmann::json line) {
-      std::string text = to_wire(line) + "\n";  // serialised on the search thread
-      post_to(weak, gate, [seq, text = std::move(text)](HttpSession& s) mutable {
-        s.on_batch_line(seq, std::move(text));
-      });
-    };
-  }
+  if (streaming) cb.on_progress = stream_lines(&HttpSession::on_batch_line);
   // The batch's one outcome shaped for this transport, where it was made
   // (a search thread): the summary line, or the array of every line.
   cb.on_done = [weak, gate, seq, streaming](Reply r) {

@@ -136,6 +136,10 @@ class HttpSession : public Session, public std::enable_shared_from_this<HttpSess
   bool take_search_slot();
   // An NDJSON answer begins: its header goes out with the first line.
   void begin_stream();
+  // The progress callback of a streamed answer: each line serialised where
+  // it is made (a search thread), then handed to `on_line` on the strand.
+  std::function<void(nlohmann::json)> stream_lines(void (HttpSession::*on_line)(uint64_t,
+                                                                                std::string));
   void handle_analyze(Request& req, const nlohmann::json& body);
   void handle_perft(const nlohmann::json& body);
   // --- batch_exchange.cpp: POST /v1/batch, as NDJSON or one JSON array
