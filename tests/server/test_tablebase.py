@@ -3,7 +3,10 @@ the 3-4-piece tables of tests/data/syzygy (KIBITZ_SYZYGY_PATH):
 
 - Every answer validates against the schemas of proto/openapi.yaml, which
   copy Lichess's published TablebaseJson and TablebaseMove, and carries every
-  field Lichess's answers carry.
+  field Lichess's answers carry; every 200 answer validates as well against
+  Lichess's own published files, TablebaseJson.yaml and TablebaseMove.yaml
+  (tests/data/lichess, copied unchanged from lichess-org/api, see its
+  NOTICE), with jsonschema's Draft 2020-12 validator.
 - For a few hundred random 3-4-piece positions, the position's category
   (win, draw or loss) agrees with Stockfish given the same tables
   (SyzygyPath: it scores a tablebase win far above any evaluation, a draw 0),
@@ -19,6 +22,9 @@ import subprocess
 import sys
 import unittest
 
+import jsonschema
+import yaml
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
@@ -27,6 +33,29 @@ from kibitz_server import KIBITZ, STOCKFISH, Schemas, Server, Uci  # noqa: E402
 
 TABLES = os.path.join(ROOT, "tests", "data", "syzygy")
 SCHEMAS = Schemas()
+LICHESS = os.path.join(ROOT, "tests", "data", "lichess")
+
+
+def lichess_tablebase_schema():
+    """Lichess's TablebaseJson, its $ref "./TablebaseMove.yaml" resolved to
+    the copy beside it (from memory: nothing is fetched), checked as Draft
+    2020-12 as test_eval_lines.py checks CloudEval."""
+    def load(name):
+        with open(os.path.join(LICHESS, name)) as f:
+            schema = yaml.safe_load(f)
+        schema.pop("example", None)  # an annotation; Lichess's own has values we leave null
+        return schema
+
+    base = "file://" + LICHESS + "/"
+    root, move = load("TablebaseJson.yaml"), load("TablebaseMove.yaml")
+    jsonschema.Draft202012Validator.check_schema(root)
+    jsonschema.Draft202012Validator.check_schema(move)
+    resolver = jsonschema.RefResolver(base + "TablebaseJson.yaml", root,
+                                      store={base + "TablebaseMove.yaml": move})
+    return jsonschema.Draft202012Validator(root, resolver=resolver)
+
+
+LICHESS_TABLEBASE = lichess_tablebase_schema()
 FIELDS = {"checkmate", "stalemate", "variant_win", "variant_loss", "insufficient_material",
           "dtz", "precise_dtz", "dtm", "dtw", "dtc", "category"}
 MOVE_FIELDS = FIELDS | {"uci", "san", "zeroing", "conversion"}
@@ -97,14 +126,20 @@ class TablebaseTest(unittest.TestCase):
     def setUpClass(cls):
         cls.server = Server(env={"KIBITZ_SYZYGY_PATH": TABLES})
         cls.server.start()
+        cls.lichess_validated = 0
 
     @classmethod
     def tearDownClass(cls):
         cls.server.kill()
+        print("\n%d answers of /v1/tablebase validated against Lichess's TablebaseJson"
+              % cls.lichess_validated, file=sys.stderr)
 
     def lookup(self, fen):
         status, _, body = self.server.get("/v1/tablebase?fen=" + fen.replace(" ", "_"))
         SCHEMAS.check_http("/v1/tablebase", "get", status, body)
+        if status == 200:
+            LICHESS_TABLEBASE.validate(body)
+            type(self).lichess_validated += 1
         return status, body
 
     def test_shape_is_lichess(self):
