@@ -257,6 +257,27 @@ class TablebaseTest(unittest.TestCase):
             self.assertEqual(by_uci[uci]["dtz"], 1, uci)
         self.assertEqual([m["uci"] for m in body["moves"]][:3], ["h7h8q", "h7h8r", "g7g8"])
 
+    def test_lichess_schema_bites(self):
+        """The validator of Lichess's files is not vacuous: its $ref to
+        TablebaseMove.yaml is followed (a move's field of the wrong type is
+        refused), and the position's own fields are checked."""
+        status, body = self.lookup("4k3/6KP/8/8/8/8/7p/8 w - - 0 1")
+        self.assertEqual(status, 200, body)
+        broken = [("category", "won"), ("dtz", "1"), ("checkmate", 0)]
+        for field, value in broken:
+            with self.assertRaises(jsonschema.ValidationError, msg=field):
+                LICHESS_TABLEBASE.validate(dict(body, **{field: value}))
+        for field, value in [("san", 7), ("category", "won"), ("zeroing", "yes"), ("uci", None)]:
+            move = dict(body["moves"][0], **{field: value})
+            with self.assertRaises(jsonschema.ValidationError, msg="move " + field):
+                LICHESS_TABLEBASE.validate(dict(body, moves=[move] + body["moves"][1:]))
+        move = dict(body["moves"][0])
+        del move["san"]
+        with self.assertRaises(jsonschema.ValidationError, msg="a move without san"):
+            LICHESS_TABLEBASE.validate(dict(body, moves=[move]))
+        with self.assertRaises(jsonschema.ValidationError, msg="no moves"):
+            LICHESS_TABLEBASE.validate({k: v for k, v in body.items() if k != "moves"})
+
     def test_errors(self):
         status, body = self.lookup("not a fen")
         self.assertEqual((status, body["error"]["code"]), (400, "invalid_fen"))
