@@ -15,7 +15,8 @@ the 3-4-piece tables of tests/data/syzygy (KIBITZ_SYZYGY_PATH):
   move of 100 of them, the category and the DTZ agree with Fathom's own command-line
   prober (Debian's fathom, /usr/games/fathom), run on the position or on the
   position after the move: see test_dtz_agrees_with_fathom for what is
-  compared and why.
+  compared and why. And at the fifty-move border (halfmove clocks that put
+  DTZ + clock at 99, 100, 101): test_fifty_move_border_agrees_with_fathom.
 - Analyses report tbhits > 0 there and 0 in the opening; a server started
   with a path that cannot be used stops with exit status 2 and says why;
   without tables the route is 404 no_tablebases.
@@ -256,6 +257,77 @@ class TablebaseTest(unittest.TestCase):
             self.assertEqual(by_uci[uci]["category"], "win", uci)
             self.assertEqual(by_uci[uci]["dtz"], 1, uci)
         self.assertEqual([m["uci"] for m in body["moves"]][:3], ["h7h8q", "h7h8r", "g7g8"])
+
+    @unittest.skipUnless(FATHOM, "fathom not installed (Debian package fathom)")
+    def test_fifty_move_border_agrees_with_fathom(self):
+        """80 won or lost random positions (seed 4403, |DTZ| >= 3) with the
+        halfmove clock set where DTZ + clock is 99, 100 and 101, against
+        Fathom's prober given the same FEN (its WDL: win while DTZ + clock
+        <= 100, else cursed-win; loss, blessed-loss alike).
+
+        `dtz` must equal Fathom's (the clock does not change it). The
+        category must equal Fathom's, with two differences Lichess's rules
+        make, each counted and printed:
+        - syzygy-win / syzygy-loss where DTZ + clock is exactly 100 and the
+          DTZ is not known to be precise: Lichess's caution, as a rounded
+          DTZ may be one ply short (Fathom takes the stored DTZ as exact);
+        - cursed-win / blessed-loss where Fathom says win / loss: Lichess
+          takes a position's category from its best move, and the table's
+          DTZ after that move, plus one ply and the clock, passes 100 (the
+          DTZs of a position and of its moves, rounded, need not differ by
+          exactly one ply). Then Fathom, run on the position after the
+          answer's best move, must say cursed-win / blessed-loss for the
+          other side."""
+        rng = random.Random(4403)
+        cases, roots = [], 0
+        while roots < 80:
+            fen = random_fen(rng, rng.choice(MATERIALS))
+            if fen is None:
+                continue
+            status, body = self.lookup(fen)
+            if status != 200 or not body["moves"] or abs(body["dtz"] or 0) < 3:
+                continue
+            roots += 1
+            for delta in (-1, 0, 1):
+                parts = fen.split()
+                parts[4] = str(100 - abs(body["dtz"]) + delta)
+                clocked = " ".join(parts)
+                status, answer = self.lookup(clocked)
+                self.assertEqual(status, 200, (clocked, answer))
+                cases.append((clocked, answer))
+        with ThreadPoolExecutor(2) as pool:
+            oracle = list(pool.map(fathom, [fen for fen, _ in cases]))
+
+        differences, counts = [], {}
+        for (fen, got), (category, dtz) in zip(cases, oracle):
+            clock = int(fen.split()[4])
+            counts[category] = counts.get(category, 0) + 1
+            kind = None
+            if got["dtz"] != dtz:
+                kind = "dtz"
+            elif got["category"] == category:
+                continue
+            elif (got["category"], category) in (("syzygy-win", "win"), ("syzygy-loss", "loss")):
+                if got["precise_dtz"] is None and abs(dtz) + clock == 100:
+                    kind = "syzygy"
+            elif (got["category"], category) in (("cursed-win", "win"),
+                                                 ("blessed-loss", "loss")):
+                best = got["moves"][0]
+                after = fathom(fen_after(fen, best["uci"]))
+                if after[0] == NEG[got["category"]] and after[1] == best["dtz"]:
+                    kind = "best move"
+            if kind in ("syzygy", "best move"):
+                counts[kind] = counts.get(kind, 0) + 1
+            else:
+                differences.append((fen, "Kibitz", got["category"], got["dtz"], "Fathom",
+                                    category, dtz))
+        print("\nFifty-move border: %d positions (%d roots x 3 clocks) against Fathom: %s; "
+              "%d differences" % (len(cases), roots, counts, len(differences)), file=sys.stderr)
+        for d in differences:
+            print("  ", *d, file=sys.stderr)
+        self.assertEqual(differences, [])
+        for c in ("win", "cursed-win", "loss", "blessed-loss"):
+            self.assertGreater(counts.get(c, 0), 20, (c, counts))
 
     def test_lichess_schema_bites(self):
         """The validator of Lichess's files is not vacuous: its $ref to
