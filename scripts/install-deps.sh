@@ -11,7 +11,7 @@ packages=(build-essential cmake ninja-build pkg-config
 # npm comes with nodejs from NodeSource; Debian's nodejs needs its own npm package.
 command -v npm >/dev/null || packages+=(npm)
 test_packages=(libgtest-dev libgmock-dev libbenchmark-dev stockfish clang-14 libclang-rt-14-dev
-  python3 python3-websockets python3-jsonschema python3-yaml curl wrk nginx-light
+  python3 python3-websockets python3-jsonschema python3-yaml curl wrk nginx-light fathom
   chromium redis-server haproxy python3-torch)
 [ "${1:-}" = "--test" ] && packages+=("${test_packages[@]}")
 

@@ -148,11 +148,12 @@ STOCKFISH = shutil.which("stockfish") or ("/usr/games/stockfish"
 
 
 class Uci:
-    """A UCI engine (default: STOCKFISH) on pipes, after its uciok, with
-    `options` set (name -> value)."""
+    """A UCI engine (default: STOCKFISH; else `path` with `args`, such as
+    KIBITZ, ["uci"]) on pipes, after its uciok, with `options` set (name ->
+    value)."""
 
-    def __init__(self, options=(), path=None):
-        self.p = subprocess.Popen([path or STOCKFISH], stdin=subprocess.PIPE,
+    def __init__(self, options=(), path=None, args=()):
+        self.p = subprocess.Popen([path or STOCKFISH, *args], stdin=subprocess.PIPE,
                                   stdout=subprocess.PIPE, text=True, bufsize=1)
         self.send("uci")
         self.wait("uciok")
