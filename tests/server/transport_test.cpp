@@ -212,7 +212,9 @@ TEST_F(TransportExceptions, AThrowingRequestHandlerGetsA500AndTheServerGoesOn) {
 
 // A streamed analysis that ends before analyze() returns (a search thread
 // quicker than the I/O thread) still streams its iterations, before its
-// final line: none is dropped for coming after the final.
+// final line: none is dropped for coming after the final. Iterations that
+// wait while a write is in flight coalesce into the newest (outbox.h), so
+// the second may go; the newest, the third, never does.
 TEST_F(TransportExceptions, AStreamEndingBeforeAnalyzeReturnsKeepsItsIterations) {
   auto s = connect();
   http::request<http::string_body> req{http::verb::post, "/v1/analyze", 11};
@@ -231,9 +233,16 @@ TEST_F(TransportExceptions, AStreamEndingBeforeAnalyzeReturnsKeepsItsIterations)
     std::vector<json> lines;
     std::istringstream body(res.body());
     for (std::string line; std::getline(body, line);) lines.push_back(json::parse(line));
-    ASSERT_EQ(lines.size(), 4u) << res.body();
-    for (int depth = 1; depth <= 3; ++depth) EXPECT_EQ(lines[depth - 1]["depth"], depth);
-    EXPECT_EQ(lines[3]["bestmove"], "e2e4");
+    ASSERT_GE(lines.size(), 2u) << res.body();
+    ASSERT_LE(lines.size(), 4u) << res.body();
+    int last_depth = 0;
+    for (size_t i = 0; i + 1 < lines.size(); ++i) {
+      ASSERT_TRUE(lines[i].contains("depth")) << res.body();
+      EXPECT_GT(int(lines[i]["depth"]), last_depth) << res.body();
+      last_depth = lines[i]["depth"];
+    }
+    EXPECT_EQ(last_depth, 3) << res.body();
+    EXPECT_EQ(lines.back()["bestmove"], "e2e4") << res.body();
   }
 }
 
