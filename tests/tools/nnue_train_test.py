@@ -61,6 +61,13 @@ with tempfile.TemporaryDirectory() as tmp:
               "--validation", "0", "--name", "test", "--out", net)
     losses = [float(x) for x in re.findall(r"train ([0-9.]+)", log)]
     assert len(losses) == 4 and losses[-1] < losses[0], log
+    # Whole files held out: the second chunk is the validation set.
+    log = run("/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable,
+              TRAINER, chunks, "--epochs", "1", "--batch", "64", "--validation-files", "2",
+              "--name", "test", "--out", os.path.join(tmp, "held.nnue"))
+    second = sum(1 for _ in open(os.path.join(chunks, names[1])))
+    assert f"{second} validation)" in log, log
+    assert re.search(r"validation [0-9.]+ results [0-9.]+", log), log
     size = os.path.getsize(net)
     assert size == 136 + 768 * 256 * 2 + 256 * 2 + 8 * 512 * 2 + 8 * 4, size
 

@@ -409,6 +409,27 @@ test('pgn_positions writes the quiet positions of finished games once each', asy
   assert.match(err, /4 positions, 1 games skipped/);
 });
 
+test('combine adds runs up: W-D-L, pentanomial, Elo and the SPRT of all the games', async () => {
+  const run = (w, d, l, penta) => JSON.stringify({ games: w + d + l, wins: w, draws: d, losses: l, pentanomial: penta });
+  const a = path.join(TMP, 'combine-a.json'), b = path.join(TMP, 'combine-b.json');
+  fs.writeFileSync(a, 'not json\n' + run(7, 18, 75, [25, 18, 7, 0, 0]) + '\n');
+  fs.writeFileSync(b, run(10, 15, 75, [25, 15, 10, 0, 0]));
+  const child = spawn(process.execPath, [path.join(HERE, 'combine.mjs'), '--sprt', '0,10', a, b], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '', err = '';
+  child.stdout.on('data', (d) => { out += d; });
+  child.stderr.on('data', (d) => { err += d; });
+  const code = await new Promise((resolve) => child.on('close', resolve));
+  assert.equal(code, 0, err);
+  const r = JSON.parse(out);
+  assert.deepEqual([r.runs, r.games, r.wins, r.draws, r.losses], [2, 200, 17, 33, 150]);
+  assert.deepEqual(r.pentanomial, [50, 33, 17, 0, 0]);
+  const st = S.gameStats(17, 33, 150);
+  assert.equal(r.score, 0.1675);
+  assert.ok(Math.abs(r.elo - st.elo) < 0.05 && r.elo_95[0] < r.elo && r.elo < r.elo_95[1]);
+  assert.ok(Math.abs(r.sprt.llr - S.sprt([50, 33, 17, 0, 0], 0, 10).llr) < 1e-4);
+  assert.equal(r.sprt.result, 'continue');
+});
+
 // ------------------------------------------------------------------ Chess960
 
 const STOCKFISH = ['/usr/games/stockfish', '/usr/bin/stockfish'].find((p) => fs.existsSync(p));

@@ -16,6 +16,13 @@ the accumulator times 255, the output weights times 64 (clamped to
 [-128, 127] / 64 while training, so the integers fit), the output bias
 times 255 * 64.
 
+Held out: --validation of the positions at random, or with
+--validation-files K every K-th file (whole games: positions of one game
+are so alike that random positions of it in training and validation make
+the held-out loss too kind). Each epoch prints the held-out loss against the
+target and against the games' results alone; the second can be compared
+between labels, --lambda and --score-scale (for one --sigmoid).
+
 Deterministic for a seed (one thread's float arithmetic): the same data and
 options make the same file. Data files are parsed once into .npz caches
 next to them (FILE.npz), so a second run starts at once.
@@ -87,18 +94,20 @@ def parse_lines(lines):
 
 
 def load(paths, max_positions):
+    """The positions of every file, and each position's file number."""
     files = []
     for p in paths:
         files += sorted(glob.glob(os.path.join(p, "*.txt"))) if os.path.isdir(p) else [p]
     parts = []
     total = 0
-    for path in files:
+    for number, path in enumerate(files):
         cache = path + ".npz"
         if os.path.exists(cache) and os.path.getmtime(cache) >= os.path.getmtime(path):
             part = dict(np.load(cache))
         else:
             part = parse_file(path)
             np.savez(cache, **part)
+        part["file"] = np.full(len(part["stm"]), number, np.int32)
         parts.append(part)
         total += len(part["stm"])
         if max_positions and total >= max_positions:
@@ -231,7 +240,11 @@ def main():
                     help="factor of the data's scores (another engine's into Kibitz's centipawns)")
     ap.add_argument("--sigmoid", type=float, default=300.0,
                     help="centipawns of the win-probability curve: sigmoid(cp / this)")
-    ap.add_argument("--validation", type=float, default=0.02)
+    ap.add_argument("--validation", type=float, default=0.02,
+                    help="share of the positions held out, drawn at random")
+    ap.add_argument("--validation-files", type=int, default=0, metavar="K",
+                    help="hold out every K-th file instead (whole games: positions of one "
+                    "game are too alike to test each other)")
     ap.add_argument("--max-positions", type=int, default=0)
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--seed", type=int, default=1)
@@ -258,8 +271,13 @@ def main():
     target = o.lam * result + (1 - o.lam) * torch.sigmoid(score * o.score_scale / o.sigmoid)
     n = len(target)
     order = torch.randperm(n, generator=torch.Generator().manual_seed(o.seed))
-    n_val = int(n * o.validation)
-    val, train = order[:n_val], order[n_val:]
+    if o.validation_files > 0:
+        held = torch.from_numpy(data["file"] % o.validation_files == o.validation_files - 1)
+        val, train = order[held[order]], order[~held[order]]
+        n_val = len(val)
+    else:
+        n_val = int(n * o.validation)
+        val, train = order[:n_val], order[n_val:]
     print(f"nnue_train: {n} positions from {n_files} files ({len(train)} train, {n_val} "
           f"validation) in {time.time() - start:.0f} s", file=sys.stderr, flush=True)
 
@@ -277,15 +295,15 @@ def main():
         best = state["best"]
         print(f"nnue_train: resumed after epoch {first}", file=sys.stderr)
 
-    def loss_of(idx):
+    def loss_of(idx, against=target):
         pred = torch.sigmoid(net(us[idx], them[idx], bucket[idx]) * (SCALE / o.sigmoid))
-        return ((pred - target[idx]) ** 2).mean()
+        return ((pred - against[idx]) ** 2).mean()
 
-    def validation_loss():
+    def validation_loss(against=target):
         if not n_val:
             return float("nan")
         with torch.no_grad():
-            return float(sum(loss_of(val[i:i + 65536]) * len(val[i:i + 65536])
+            return float(sum(loss_of(val[i:i + 65536], against) * len(val[i:i + 65536])
                              for i in range(0, n_val, 65536)) / n_val)
 
     for epoch in range(first, o.epochs):
@@ -305,8 +323,10 @@ def main():
         v = validation_loss()
         if not v > best[0]:  # also when there is no validation (nan): the last epoch
             best = (v, epoch + 1, copy.deepcopy(net.state_dict()))
+        # Against the games' results alone: comparable between labels and lambdas.
+        r = validation_loss(result)
         print(f"epoch {epoch + 1}: train {total / len(perm):.6f} validation "
-              f"{v:.6f} ({time.time() - t0:.0f} s)", file=sys.stderr, flush=True)
+              f"{v:.6f} results {r:.6f} ({time.time() - t0:.0f} s)", file=sys.stderr, flush=True)
         if o.checkpoint:
             torch.save({"net": net.state_dict(), "opt": opt.state_dict(),
                         "sched": sched.state_dict(), "epoch": epoch + 1, "best": best},
