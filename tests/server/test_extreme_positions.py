@@ -233,8 +233,10 @@ class ExtremePositionsTest(unittest.TestCase):
         for name, fen, want, perft2 in zip(names, fens, expected_moves, expected_perft):
             with self.subTest(name):
                 self.check_chess_position(name, fen, want, perft2)
-        # Each position: 2 lines of the analysis, 4 streamed, evals, the job.
-        self.assertGreaterEqual(self.verify_lines(), 8 * len(fens))
+        # Each position: 2 lines of the analysis, the stream's (its final
+        # line at least: iterations that wait behind a write may coalesce),
+        # evals, the job.
+        self.assertGreaterEqual(self.verify_lines(), 5 * len(fens))
         # The mates were checked: every position but one mates at once.
         mates = {fen for fen, line, _ in self.lines if "mate" in line["score"]}
         self.assertGreaterEqual(len(mates), len(fens) - 1, mates)
@@ -258,6 +260,8 @@ class ExtremePositionsTest(unittest.TestCase):
         status, lines = self.ndjson({"game": "chess", "fen": fen, "limits": {"depth": 4}})
         self.assertEqual(status, 200, lines)
         self.assertEqual(lines[-1]["depth"], 4, lines[-1])
+        depths = [line["depth"] for line in lines[:-1]]
+        self.assertEqual(depths, sorted(set(depths)), "one line per iteration, deepening")
         for line in lines:
             self.check_chess_lines(fen, line, legal, name + " NDJSON")
 
