@@ -22,6 +22,7 @@ the 3-4-piece tables of tests/data/syzygy (KIBITZ_SYZYGY_PATH):
   without tables the route is 404 no_tablebases.
 """
 
+import itertools
 import os
 import random
 import re
@@ -225,6 +226,20 @@ class TablebaseTest(unittest.TestCase):
         print("\n%d answers of /v1/tablebase validated against Lichess's TablebaseJson"
               % cls.lichess_validated, file=sys.stderr)
 
+    def random_lookups(self, seed):
+        """Random 3-4-piece positions (seeded) that the endpoint answers, with
+        their answers: (fen, body), without end."""
+        rng = random.Random(seed)
+        while True:
+            fen = random_fen(rng, rng.choice(MATERIALS))
+            if fen is None:
+                continue
+            status, body = self.lookup(fen)
+            if status == 400:
+                continue  # the side not to move in check, or a pawn that cannot be there
+            self.assertEqual(status, 200, (fen, body))
+            yield fen, body
+
     def lookup(self, fen):
         status, _, body = self.server.get("/v1/tablebase?fen=" + fen.replace(" ", "_"))
         SCHEMAS.check_http("/v1/tablebase", "get", status, body)
@@ -361,18 +376,12 @@ class TablebaseTest(unittest.TestCase):
 
     @unittest.skipUnless(STOCKFISH, "stockfish not installed")
     def test_categories_agree_with_stockfish(self):
-        rng = random.Random(44)
         sf = Stockfish()
         checked = 0
         try:
-            while checked < 300:
-                fen = random_fen(rng, rng.choice(MATERIALS))
-                if fen is None:
-                    continue
-                status, body = self.lookup(fen)
-                if status == 400:
-                    continue  # the side not to move in check, or a pawn that cannot be there
-                self.assertEqual(status, 200, (fen, body))
+            for fen, body in self.random_lookups(44):
+                if checked == 300:
+                    break
                 moves = body["moves"]
                 if not moves:
                     continue  # mate or stalemate: Stockfish gives no score from the tables
@@ -419,17 +428,7 @@ class TablebaseTest(unittest.TestCase):
 
         Every difference is collected and printed before the test fails, and
         the counts are printed on success."""
-        rng = random.Random(4402)
-        roots = []
-        while len(roots) < 300:
-            fen = random_fen(rng, rng.choice(MATERIALS))
-            if fen is None:
-                continue
-            status, body = self.lookup(fen)
-            if status == 400:
-                continue  # the side not to move in check, or a pawn that cannot be there
-            self.assertEqual(status, 200, (fen, body))
-            roots.append((fen, body))
+        roots = list(itertools.islice(self.random_lookups(4402), 300))
         # (what is compared, FEN given to Fathom, Kibitz's fields)
         cases = []
         for i, (fen, body) in enumerate(roots):
