@@ -153,6 +153,13 @@ class SqliteStore final : public Store {
       spdlog::warn("store {}: test hook: each commit is delayed by {} ms", path_,
                    write_delay_.count());
     }
+    // A test build's stalled disk that the test ends: each commit waits
+    // while this file exists (tests/server/test_store_stall.py), so that
+    // what it checks while the writes wait holds however slow the machine.
+    if (const char* v = std::getenv("KIBITZ_TEST_STORE_GATE")) {
+      gate_path_ = v;
+      spdlog::warn("store {}: test hook: each commit waits while {} exists", path_, gate_path_);
+    }
 #endif
     // Replaces SQLite's automatic checkpoint on the writer's connection.
     sqlite3_wal_hook(writer_.db.getHandle(), &SqliteStore::wal_grew, this);
@@ -541,8 +548,16 @@ class SqliteStore final : public Store {
     contained([this] { writer_.db.exec("PRAGMA optimize"); }, [](const std::string&) {});
   }
 
-  void commit(std::deque<Op>& batch) noexcept {
+  // The test hooks' stall before a write: nothing in a build without them.
+  void test_hold() noexcept {
     if (write_delay_.count() > 0) std::this_thread::sleep_for(write_delay_);
+    std::error_code ec;
+    while (!gate_path_.empty() && std::filesystem::exists(gate_path_, ec))
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+
+  void commit(std::deque<Op>& batch) noexcept {
+    test_hold();
     puts_in_batch_ = false;
     const int64_t payload = payload_, entries = entries_written_;  // as before a rollback
     std::string failure;
@@ -593,7 +608,7 @@ class SqliteStore final : public Store {
   // `before_ms`, their plies first: true when it found a whole chunk (more
   // may be left). A failure is logged; the next expiry tries again.
   bool expire_chunk(int64_t before_ms) noexcept {
-    if (write_delay_.count() > 0) std::this_thread::sleep_for(write_delay_);
+    test_hold();
     int found = 0;
     try {
       SQLite::Transaction t(writer_.db);
@@ -785,6 +800,7 @@ class SqliteStore final : public Store {
   std::mutex log_mutex_;
   std::chrono::steady_clock::time_point last_log_{};
   std::chrono::milliseconds write_delay_{0};  // a test build's hook; 0 otherwise
+  std::string gate_path_;                     // a test build's hook; empty otherwise
   std::thread thread_;
 
   SQLite::Database checkpointer_{path_, SQLite::OPEN_READWRITE};  // the checkpoint thread's

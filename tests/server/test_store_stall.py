@@ -1,22 +1,25 @@
 """A store that stalls never holds the network threads (issue 41, point 5).
 
-A test build's hook (KIBITZ_TEST_HOOKS, KIBITZ_TEST_STORE_WRITE_DELAY_MS)
-makes each SQLite commit wait 2 s (6 s for the full queue), as a disk that
-stalls would. Clients
+A test build's hook (KIBITZ_TEST_HOOKS, KIBITZ_TEST_STORE_GATE) makes each
+SQLite commit wait while a file exists, as a disk that stalls would: the
+test makes the file, and removes it when it has seen what it checks while
+the writes wait, so that a slow machine cannot end the stall early. Clients
 submit jobs, whose creation is a durable write, while a probe asks /healthz
 on a connection of its own. Checked by events, not by times: the server
 shows the submissions in flight on its store threads (the gauge
 kibitz_store_calls), a run of /healthz answers all come back 200 while
-every one of those submissions is still unanswered, and then every job is
-accepted and done. With the store's queue full, one more submission is
-refused at once with 503 storage_unavailable and Retry-After, while the
-others are still waiting. The /healthz latency is printed (p50, p99, max),
-never asserted."""
+every one of those submissions is still unanswered, and then, the stall
+over, every job is accepted and done. With the store's queue full, one more
+submission is refused at once with 503 storage_unavailable and Retry-After,
+while the others are still waiting. The /healthz latency is printed (p50,
+p99, max), never asserted."""
 
 import http.client
 import json
 import os
+import shutil
 import sys
+import tempfile
 import threading
 import time
 import unittest
@@ -26,16 +29,8 @@ sys.path.insert(0, HERE)
 
 from kibitz_server import CHESS_MIDDLE, Server, wait_until  # noqa: E402
 
-# Each commit waits this long. The tests wait for events (the store's
-# calls in /metrics), and assert no time; the delay only has to hold the
-# submissions in the store until all have arrived, on a loaded machine too.
-DELAY_MS = 2000
 MATED = "rnb1kbnr/pppp1ppp/8/4p3/6Pq/5P2/PPPPP2P/RNBQKBNR w KQkq - 1 3"
-# The full-queue test needs three submissions in flight on one store thread
-# at once: at 2 s a loaded CI machine saw the first commit end before the
-# third came.
-FULL_QUEUE_DELAY_MS = 6000
-HOOK_LINE = "test hook: each commit is delayed"
+HOOK_LINE = "test hook: each commit waits while"
 
 
 def percentile(values, p):
@@ -96,7 +91,10 @@ def store_calls(server):
 
 class StoreStall(unittest.TestCase):
     def server(self, **env):
-        e = {"KIBITZ_TEST_STORE_WRITE_DELAY_MS": str(DELAY_MS)}
+        d = tempfile.mkdtemp(prefix="kibitz-stall-")
+        self.addCleanup(shutil.rmtree, d, ignore_errors=True)
+        self.gate = os.path.join(d, "stalled")
+        e = {"KIBITZ_TEST_STORE_GATE": self.gate}
         e.update({k: str(v) for k, v in env.items()})
         s = Server(env=e)
         s.start()
@@ -107,10 +105,20 @@ class StoreStall(unittest.TestCase):
                         "kibitz was built without KIBITZ_TEST_HOOKS: " + s.log()[-500:])
         return s
 
+    def stall(self):
+        """From now on every commit waits, until end_stall."""
+        open(self.gate, "w").close()
+        self.addCleanup(self.end_stall)
+
+    def end_stall(self):
+        if os.path.exists(self.gate):
+            os.remove(self.gate)
+
     def test_healthz_answers_while_durable_writes_wait(self):
         n = 6
         s = self.server(KIBITZ_STORE_THREADS=n)
         probe = s.conn()
+        self.addCleanup(probe.close)
         latencies = []
 
         def healthz():
@@ -122,9 +130,10 @@ class StoreStall(unittest.TestCase):
             return r.status
 
         self.assertEqual(healthz(), 200)
+        self.stall()
         subs = Submissions(s, n).start()
         # Every submission is on a store thread, inside its durable write
-        # (the commit waits DELAY_MS): the server says so.
+        # (its commit waits for the stall's end): the server says so.
         self.assertEqual(wait_until(lambda: store_calls(s) == (n, 0), timeout=30), True,
                          "the submissions never showed on the store's threads")
         # While they all wait, the I/O threads answer on.
@@ -132,10 +141,10 @@ class StoreStall(unittest.TestCase):
         still_pending = subs.unanswered()
         in_flight = store_calls(s)
         self.assertEqual(statuses, [200] * 200)
-        self.assertEqual(still_pending, n, "a submission was answered before the probe ended: "
-                         "the commit delay did not hold them")
+        self.assertEqual(still_pending, n, "a submission was answered during the stall")
         self.assertEqual(in_flight, (n, 0))
-        # The probe goes on until the writes are done.
+        # The stall ends; the probe goes on until the writes are done.
+        self.end_stall()
         while subs.unanswered():
             self.assertEqual(healthz(), 200)
         answers = subs.join()
@@ -145,16 +154,16 @@ class StoreStall(unittest.TestCase):
             end = wait_until(lambda: s.get("/v1/jobs/" + body["id"])[2].get("status") == "done",
                              timeout=60)
             self.assertTrue(end, "job %s never done" % body["id"])
-        print("\n/healthz while %d job submissions waited for a %d ms commit: %d probes, "
+        print("\n/healthz while %d job submissions waited for a stalled commit: %d probes, "
               "p50 %.2f ms, p99 %.2f ms, max %.2f ms" %
-              (n, DELAY_MS, len(latencies), percentile(latencies, 50), percentile(latencies, 99),
+              (n, len(latencies), percentile(latencies, 50), percentile(latencies, 99),
                max(latencies)), file=sys.stderr)
 
     def test_a_full_store_queue_is_503_at_once(self):
         # One store thread and room for two waiting calls: three submissions
         # in flight, and the fourth is refused without waiting.
-        s = self.server(KIBITZ_STORE_THREADS=1, KIBITZ_STORE_QUEUE_SIZE=2,
-                        KIBITZ_TEST_STORE_WRITE_DELAY_MS=FULL_QUEUE_DELAY_MS)
+        s = self.server(KIBITZ_STORE_THREADS=1, KIBITZ_STORE_QUEUE_SIZE=2)
+        self.stall()
         # Jobs answered at once: a job that searched would write its start on
         # the store's one thread too (seen: (0, 2) and the third refused).
         subs = Submissions(s, 3, instant=True).start()
@@ -181,6 +190,7 @@ class StoreStall(unittest.TestCase):
             self.assertEqual((status, body["error"]["code"]), (503, "storage_unavailable"), body)
             self.assertEqual(hdrs.get("retry-after"), "1")
             self.assertEqual(subs.others_pending[i], 2, "the refusal waited for the store")
+            self.end_stall()
             accepted = [a for j, a in enumerate(subs.join()) if j != i]
         else:
             status, hdrs, body = s.post("/v1/jobs",
@@ -196,6 +206,7 @@ class StoreStall(unittest.TestCase):
             self.assertEqual(s.get("/healthz")[0], 200)
             self.assertEqual(s.get("/readyz")[0], 200)
             self.assertEqual(s.post("/v1/moves", {"fen": CHESS_MIDDLE})[0], 200)
+            self.end_stall()
             accepted = subs.join()
         for status, _, body in accepted:
             self.assertEqual(status, 202, body)
@@ -208,8 +219,9 @@ class StoreStall(unittest.TestCase):
         # two of one client's at once: held there by the commit delay, a
         # third of that client's is refused (Idempotency-Key or not) while
         # they still wait; its small job, and another client's big review,
-        # are not.
+        # are not (answered once the stall ends).
         s = self.server()
+        self.stall()
         game = big_game(100_000)
         answers = [None, None]
 
@@ -231,6 +243,7 @@ class StoreStall(unittest.TestCase):
                                            source_address=("127.0.0.2", 0))
         other.request("POST", "/v1/games/annotate", body=json.dumps({"pgn": game}),
                       headers={"Content-Type": "application/json"})
+        self.end_stall()
         status, _, body = s.post("/v1/jobs", {"fen": CHESS_MIDDLE, "limits": {"nodes": 997}},
                                  timeout=120)
         self.assertEqual(status, 202, body)
