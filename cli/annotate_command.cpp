@@ -3,8 +3,10 @@
 // progress bar to stderr.
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 
 #include "commands.h"
@@ -24,6 +26,20 @@ struct AnnotateOptions {
   int hash_mib = 64;
   bool no_table_reuse = false;
 };
+
+#ifdef KIBITZ_TEST_HOOKS
+// Test builds only (CMake KIBITZ_TEST_HOOKS, never in a shipped image): the
+// review of game KIBITZ_TEST_ANNOTATE_FAIL_GAME (from 1) fails at its first
+// finished ply, as one whose search failed would (exit 1, the other games
+// reviewed on; tests/cli/cli_commands_test.py).
+void test_hook_fail(review::Options& ro, size_t game) {
+  const char* v = std::getenv("KIBITZ_TEST_ANNOTATE_FAIL_GAME");
+  if (!v || std::atoi(v) != int(game) + 1) return;
+  ro.on_ply = [](size_t, const review::FinishedPly&) {
+    throw std::runtime_error("test hook: this review fails (KIBITZ_TEST_ANNOTATE_FAIL_GAME)");
+  };
+}
+#endif
 
 void draw_progress(int game, int games, int done, int total) {
   constexpr int kWidth = 30;
@@ -72,6 +88,10 @@ int run_annotate(const AnnotateOptions& o) {
     };
     cb.on_done = [&](const Expected<review::Review, Error>& r) { outcome = r; };
     const auto started = std::chrono::steady_clock::now();
+#ifdef KIBITZ_TEST_HOOKS
+    ro.on_ply = nullptr;
+    test_hook_fail(ro, g);
+#endif
     auto h = review::start(*service, game, (*games)[g], ro, cb);
     if (!h) {
       std::fprintf(stderr, "kibitz annotate: game %zu: %s\n", g + 1, h.error().message.c_str());

@@ -165,6 +165,37 @@ class Annotate(unittest.TestCase):
             self.assertEqual(len(errors), 1, (what, p.stderr))
 
 
+class AnnotateFailure(unittest.TestCase):
+    """Needs the test hooks (a build with KIBITZ_TEST_HOOKS: the CMake test
+    says so in KIBITZ_TEST_HOOKS_BUILT); without them this class is not
+    defined, and says so on stderr."""
+
+    def test_a_review_that_fails_is_exit_1_and_the_others_are_reviewed(self):
+        with tempfile.TemporaryDirectory(prefix="kibitz-annotate-") as d:
+            path = os.path.join(d, "three.pgn")
+            with open(path, "w") as f:
+                f.write('[White "A"]\n\n1. e4 e5 2. Nf3 *\n\n'
+                        '[White "B"]\n\n1. d4 d5 2. c4 *\n\n'
+                        '[White "C"]\n\n1. c4 e5 *\n')
+            p = run("annotate", path, "--depth", "4", "--threads", "1", "--hash", "4",
+                    env={"KIBITZ_TEST_ANNOTATE_FAIL_GAME": "2"})
+        self.assertEqual(p.returncode, 1, p.stderr)
+        errors = [l.split("\r")[-1] for l in p.stderr.splitlines() if "kibitz annotate:" in l]
+        self.assertEqual(len(errors), 1, p.stderr)
+        self.assertRegex(errors[0], r"^kibitz annotate: game 2: .*test hook")
+        # Games 1 and 3 were reviewed and written; game 2 was not.
+        self.assertEqual(p.stdout.count('[Annotator "Kibitz"]'), 2, p.stdout)
+        self.assertIn('[White "A"]', p.stdout)
+        self.assertIn('[White "C"]', p.stdout)
+        self.assertNotIn('[White "B"]', p.stdout)
+
+
+if os.environ.get("KIBITZ_TEST_HOOKS_BUILT") != "1":
+    del AnnotateFailure
+    print("cli_commands_test: a build without the test hooks: annotate's exit 1 is not "
+          "checked here", file=sys.stderr)
+
+
 if __name__ == "__main__":
     KIBITZ, VERSION, DATA = sys.argv[1:4]
     del sys.argv[1:4]
