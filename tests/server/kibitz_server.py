@@ -31,6 +31,7 @@ class Server:
         """`config`: a dict written to a file of its own for --config,
         removed again by kill()."""
         self.config_file = None
+        self.config = config or {}
         if config is not None:
             f = tempfile.NamedTemporaryFile("w", suffix=".json", delete=False)
             json.dump(config, f)
@@ -70,6 +71,25 @@ class Server:
             self.proc.kill()
             raise RuntimeError("kibitz serve did not start: %r %s" % (line, self.log()))
         self.port = int(line.rsplit(":", 1)[1])
+        # The start's log lines (a job recovered, the store migrated) are all
+        # written before "listening on", but the drain thread may not have
+        # read them yet: a test that looks at log() right after start(), for
+        # a line or for its absence, would see too little. The last of them
+        # at level info is "serving on"; at a quieter level, wait for nothing.
+        if self._logs_info() and not wait_until(
+                lambda: "serving on" in self.log() or self.proc.poll() is not None, timeout=60):
+            raise RuntimeError("kibitz serve said 'listening on' but never logged 'serving on': "
+                               + self.log()[-2000:])
+
+    def _logs_info(self):
+        level = self.config.get("log_level", "info")
+        level = self.env.get("KIBITZ_LOG_LEVEL", level)
+        for i, a in enumerate(self.args):
+            if a == "--log-level" and i + 1 < len(self.args):
+                level = self.args[i + 1]
+            elif a.startswith("--log-level="):
+                level = a.split("=", 1)[1]
+        return level in ("info", "debug", "trace")
 
     def _drain(self):
         for line in self.proc.stderr:
