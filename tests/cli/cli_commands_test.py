@@ -1,16 +1,21 @@
-#!/usr/bin/env python3
 """The `kibitz` program's own promises (README, "The kibitz program"):
 `--version` prints the version and the instruction set in use; `perft`
 prints `move: count` lines with --divide and a last line `nodes N time_ms T
-nps R`, counts checked against the published tables in tests/data; `annotate`
-writes the annotated games to stdout and per game `plies N nodes N time_ms T`
-and each player's figures to stderr; bad arguments, positions and files are
-one line on stderr and exit status 2.
+nps R`, counts checked against the published tables in tests/data (Chess960
+with --variant chess960 too); `annotate` writes the annotated games to
+stdout (a missing result as `*`) and a progress bar, then per game `plies N
+nodes N time_ms T` and each player's figures to stderr, with its defaults
+(200,000 nodes per position, 2 threads, a 64 MiB table) and
+--no-table-reuse; bad arguments, positions and files are one line on stderr
+and exit status 2. And the tablebases through `analyze` (README, "Endgame
+tablebases"): MultiPV lines best rank first, WDL files without DTZ files.
 
 Usage: cli_commands_test.py KIBITZ VERSION DATA_DIR (VERSION: CMake's
 PROJECT_VERSION; DATA_DIR: tests/data)."""
+import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -295,6 +300,52 @@ class Annotate(unittest.TestCase):
         self.assertGreater(rss - small, 56 * 1024, (small, rss, large))
         self.assertGreater(large - rss, 56 * 1024, (small, rss, large))
         self.assertLess(abs(rss - self.running("--hash", "64")[1]), 8 * 1024)
+
+
+class Tablebases(unittest.TestCase):
+    """`--syzygy-path` with the 3-4-piece tables of tests/data/syzygy,
+    through `kibitz analyze` (README, "Endgame tablebases")."""
+    # White's queen takes the rook on b8 (KQvKR, then KQvK).
+    HANGING_ROOK = "1r6/8/8/8/4k3/8/1Q6/K7 w - - 0 1"
+
+    def analyze(self, *args):
+        env = {"KIBITZ_SEARCH_THREADS": "1", "KIBITZ_HASH_MIB_CHESS": "4",
+               "KIBITZ_MAX_MULTIPV": "64"}
+        p = run("analyze", "--threads", "1", *args, env=env)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        return json.loads(p.stdout)
+
+    def test_multipv_lines_come_best_rank_first(self):
+        # KQvK: every move wins but Qd4+ and Qe5+, which give the queen away
+        # (a draw). One line per root move: the wins first, then the draws.
+        r = self.analyze("--syzygy-path", os.path.join(DATA, "syzygy"), "--fen",
+                         "8/8/8/8/4k3/8/1Q6/K7 w - - 0 1", "--multipv", "64", "--depth", "4")
+        self.assertEqual(len(r["lines"]), 24, r)
+        self.assertEqual(r["tbhits"], 24, r)  # the root's ranking, one per root move
+
+        def rank(line):
+            cp = line["score"].get("cp", 0)
+            return 1 if cp > 19000 or line["score"].get("mate", 0) > 0 else 0 if cp == 0 else -1
+        ranks = [rank(l) for l in r["lines"]]
+        self.assertEqual(ranks, sorted(ranks, reverse=True), r["lines"])
+        self.assertEqual(ranks.count(1), 22, r["lines"])
+        self.assertEqual({l["moves"][0] for l in r["lines"] if rank(l) == 0}, {"b2d4", "b2e5"})
+
+    def test_wdl_files_without_dtz_files(self):
+        # A folder of .rtbw files alone: the root is not ranked (that takes
+        # the DTZ tables), the search probes the WDL tables after captures.
+        with tempfile.TemporaryDirectory(prefix="kibitz-wdl-") as d:
+            for name in os.listdir(os.path.join(DATA, "syzygy")):
+                if name.endswith(".rtbw"):
+                    shutil.copy(os.path.join(DATA, "syzygy", name), d)
+            wdl = self.analyze("--syzygy-path", d, "--fen", self.HANGING_ROOK, "--depth", "6")
+        both = self.analyze("--syzygy-path", os.path.join(DATA, "syzygy"), "--fen",
+                            self.HANGING_ROOK, "--depth", "6")
+        none = self.analyze("--fen", self.HANGING_ROOK, "--depth", "6")
+        self.assertEqual(none["tbhits"], 0, none)
+        self.assertEqual(both["tbhits"], 24, both)  # ranked: one per root move, no more
+        self.assertGreater(wdl["tbhits"], 0, wdl)
+        self.assertEqual(wdl["bestmove"], "b2b8", wdl)
 
 
 class AnnotateFailure(unittest.TestCase):
