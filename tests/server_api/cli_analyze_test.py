@@ -2,7 +2,8 @@
 """kibitz analyze prints what POST /v1/analyze answers: checked against
 proto/openapi.yaml, with caps from KIBITZ_* variables and from a --config
 file, errors on stderr, and --threads defaulting to the whole pool (the
-threads the analysis used, read from its log line at log_level debug).
+threads the analysis used, read from its log line at log_level debug), and
+exit 1 for a server error (a test build's hook, KIBITZ_TEST_FAIL_FEN).
 Usage: cli_analyze_test.py KIBITZ PROTO_DIR"""
 import json
 import os
@@ -101,6 +102,21 @@ def main():
             f.write('{"search_threads": 3}')
         assert threads_used(["--config", pool], {"KIBITZ_SEARCH_THREADS": None}) == 3
         assert threads_used([], {"KIBITZ_SEARCH_THREADS": "0"}) == os.cpu_count()
+
+    # A server error (500 internal) is exit 1, its error JSON on stderr:
+    # through a test build's hook that fails the analysis of one position.
+    if os.environ.get("KIBITZ_TEST_HOOKS_BUILT") == "1":
+        start = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"
+        failed = run(["--fen", start, "--depth", "2"], {"KIBITZ_TEST_FAIL_FEN": start}, expect=1)
+        assert failed.stdout == "", failed.stdout
+        err = json.loads(failed.stderr.strip().splitlines()[-1])
+        jsonschema.Draft202012Validator(error_schema, resolver=resolver).validate(err)
+        assert err["error"]["code"] == "internal", err
+        # The hook fails that position only.
+        result(["--moves", "e2e4", "--depth", "2"], {"KIBITZ_TEST_FAIL_FEN": start})
+    else:
+        print("cli_analyze_test: a build without the test hooks: exit 1 for a server error "
+              "is not checked here", file=sys.stderr)
     print("ok")
 
 

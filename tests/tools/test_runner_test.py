@@ -2,7 +2,10 @@
 """scripts/test.sh's own promises (README, "Two commands" and "Tests"): its
 exit status is 0 only when everything passed; a stage name that is not
 release, asan, tsan or fuzz is refused with exit status 2 before anything
-runs; the last line counts every stage, `N passed, N failed`.
+runs; a failing stage does not stop the later ones; the last line counts
+every stage, `N passed, N failed` (a build that fails, a test that could not
+run and a ctest run that fails without a failing test each count as one
+failure).
 
 The runner itself, not what it builds: a copy of scripts/test.sh runs in a
 folder of its own beside stub scripts (install-deps.sh, build.sh, fuzz.sh)
@@ -129,6 +132,12 @@ class Runner(unittest.TestCase):
             self.assertNotEqual(p.returncode, 0, (what, p.stdout))
             passed, failed = self.last_line(p).replace(",", "").split()[::2]
             self.assertGreaterEqual(int(failed), 1, (what, p.stdout))
+        # A stage that failed does not stop the later ones.
+        p, calls = self.run_sh(KIBITZ_TEST_STAGES="release,fuzz", STUB_BUILD_FAILS="build-test",
+                               STUB_FUZZ="ok ok")
+        self.assertNotEqual(p.returncode, 0, p.stdout)
+        self.assertIn("fuzz 20", calls)
+        self.assertEqual(self.last_line(p), "2 passed, 1 failed")
         # A failing fuzz target after a release stage that passed.
         p, _ = self.run_sh(KIBITZ_TEST_STAGES="release,fuzz", STUB_CTEST_CASES="run run",
                            STUB_FUZZ="ok FAILED")
