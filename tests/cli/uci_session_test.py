@@ -100,7 +100,7 @@ def option_defaults(kibitz):
     check(threads == running(kibitz, "Threads value 1")[0], "Threads 1 by default")
     check(running(kibitz, "Threads value 2")[0] == threads + 1, "Threads 2 adds one")
     small, large = running(kibitz, "Hash value 1")[1], running(kibitz, "Hash value 64")[1]
-    check(rss - small > 56 * 1024 and abs(rss - large) < 8 * 1024,
+    check(rss - small > 56 * 1024 and abs(rss - large) < 16 * 1024,
           "Hash 64 by default: resident KiB %d (Hash 1), %d (default), %d (Hash 64)"
           % (small, rss, large))
     check(infos and all(" multipv 1 " in l for l in infos), "MultiPV 1 by default: %r" % infos)
