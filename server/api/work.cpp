@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <cstdlib>
+#include <stdexcept>
 
 #include "common/contain.h"
 #include "server/api/replies.h"
@@ -31,6 +32,17 @@ const std::string& test_crash_fen() {
     return f;
   }();
   return fen;
+}
+
+// An analysis of the position KIBITZ_TEST_FAIL_FEN (after the moves) fails once its search
+// has ended, as one whose result cannot be handled would: 500 internal
+// (kibitz analyze's exit 1 for a server error, tests/server_api/cli_analyze_test.py).
+bool test_fail(const AnalyzeCall& call) {
+  static const std::string fen = [] {
+    const char* v = std::getenv("KIBITZ_TEST_FAIL_FEN");
+    return std::string(v ? v : "");
+  }();
+  return !fen.empty() && call.position.fen == fen;  // the analysed position, after the moves
 }
 
 [[noreturn]] void test_crash(const std::string& name) {
@@ -133,6 +145,10 @@ void AnalysisWork::start() {
 
 void AnalysisWork::on_result(const engine::Result& r) {
   handle_.finish();
+#ifdef KIBITZ_TEST_HOOKS
+  if (test_fail(call_))
+    throw std::runtime_error("test hook: this analysis fails (KIBITZ_TEST_FAIL_FEN)");
+#endif
   if (r.error) {
     core_->metrics.job_finished(false, true, r.nodes);
     spdlog::error("analysis {} game={} outcome=failed: {}", name(), game_name(context_.game),

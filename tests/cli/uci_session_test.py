@@ -1,5 +1,8 @@
 #!/usr/bin/env python3
-"""Drives `kibitz uci` through stdin/stdout the way GUIs and match tools do."""
+"""Drives `kibitz uci` through stdin/stdout the way GUIs and match tools do:
+the options and their defaults as `uci` lists them and as they act (one
+thread, a 64 MiB table, one line, no WDL), `go` without a limit searching
+until `stop`, and the session below."""
 import os
 import queue
 import re
@@ -11,9 +14,9 @@ TIMEOUT = 60  # seconds to wait for any expected line: a hang guard, not a speed
 
 
 class Engine:
-    def __init__(self, cmd):
+    def __init__(self, cmd, env=None):
         self.p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                  stderr=subprocess.PIPE, text=True, bufsize=1)
+                                  stderr=subprocess.PIPE, text=True, bufsize=1, env=env)
         self.lines = queue.Queue()
         threading.Thread(target=self._read, daemon=True).start()
 
@@ -50,7 +53,66 @@ def bestmove(lines):
     return lines[-1].split()[1]
 
 
+def running(kibitz, *setoptions):
+    """(threads, resident KiB) of a fresh engine after `setoptions` and a
+    short search (its table is made and cleared by then), and its info lines.
+    `Hash` frees the table it replaces: under AddressSanitizer (the asan
+    stage) only without its quarantine, which would keep that memory."""
+    asan = os.environ.get("ASAN_OPTIONS", "")
+    e = Engine([kibitz, "uci"], dict(os.environ, ASAN_OPTIONS=(asan + ":" if asan else "") +
+                                     "quarantine_size_mb=0"))
+    try:
+        for option in setoptions:
+            e.send("setoption name " + option)
+        e.send("go depth 4")
+        out = e.until(lambda l: l.startswith("bestmove"))
+        threads = len(os.listdir("/proc/%d/task" % e.p.pid))
+        with open("/proc/%d/status" % e.p.pid) as f:
+            rss = int(re.search(r"VmRSS:\s+(\d+) kB", f.read()).group(1))
+        return threads, rss, [l for l in out if l.startswith("info depth")]
+    finally:
+        e.send("quit")
+        e.p.wait(timeout=TIMEOUT)
+
+
+def option_defaults(kibitz):
+    """The defaults `uci` lists, and the engine acting on them before any
+    setoption."""
+    e = Engine([kibitz, "uci"])
+    e.send("uci")
+    hello = e.until(lambda l: l == "uciok")
+    e.send("quit")
+    e.p.wait(timeout=TIMEOUT)
+    listed = {}
+    for line in hello:
+        m = re.fullmatch(r"option name (.+?) type (\w+)(?: default (.*?))?(?: min (\d+) max (\d+))?",
+                         line)
+        if m:
+            listed[m.group(1)] = m.group(2, 3, 4, 5)
+    want = {"Hash": ("spin", "64", "1", "65536"), "Threads": ("spin", "1", "1", "256"),
+            "MultiPV": ("spin", "1", "1", "256"), "Move Overhead": ("spin", "30", "0", "5000"),
+            "Clear Hash": ("button", None, None, None),
+            "UCI_ShowWDL": ("check", "false", None, None),
+            "UCI_Chess960": ("check", "false", None, None),
+            "EvalFile": ("string", "<empty>", None, None),
+            "SyzygyPath": ("string", "<empty>", None, None)}
+    check(listed == want, "options as listed: %r" % listed)
+    # As they act: one thread beside the main and reader threads (Threads 1
+    # and 2 for the scale), a 64 MiB table (1 and 64 MiB for the scale), one
+    # line a depth, no wdl.
+    threads, rss, infos = running(kibitz)
+    check(threads == running(kibitz, "Threads value 1")[0], "Threads 1 by default")
+    check(running(kibitz, "Threads value 2")[0] == threads + 1, "Threads 2 adds one")
+    small, large = running(kibitz, "Hash value 1")[1], running(kibitz, "Hash value 64")[1]
+    check(rss - small > 56 * 1024 and abs(rss - large) < 16 * 1024,
+          "Hash 64 by default: resident KiB %d (Hash 1), %d (default), %d (Hash 64)"
+          % (small, rss, large))
+    check(infos and all(" multipv 1 " in l for l in infos), "MultiPV 1 by default: %r" % infos)
+    check(not any(" wdl " in l for l in infos), "UCI_ShowWDL false by default: %r" % infos[-1:])
+
+
 def main():
+    option_defaults(sys.argv[1])
     e = Engine([sys.argv[1], "uci"])
     e.send("uci")
     hello = e.until(lambda l: l == "uciok")
@@ -100,6 +162,37 @@ def main():
     e.send("stop")
     out = e.until(lambda l: l.startswith("bestmove"))
     check(UCI_MOVE.match(bestmove(out)), "bestmove after stop")
+
+    # `go` without a limit is infinite: two bare kings reach the deepest
+    # iteration at once, and the search still waits for `stop` (a limited
+    # one would answer after its last iteration).
+    e.send("position fen K7/8/8/8/8/8/8/7k w - - 0 1")
+    e.send("go")
+    out = e.until(lambda l: l.startswith("bestmove") or
+                  (l.startswith("info depth ") and int(l.split()[2]) >= 200))
+    check(not out[-1].startswith("bestmove"), "go without a limit ended by itself: %r" % out[-3:])
+    e.send("isready")
+    out = e.until(lambda l: l == "readyok")
+    check(not any(l.startswith("bestmove") for l in out), "bestmove before stop: %r" % out[-3:])
+    e.send("stop")
+    out = e.until(lambda l: l.startswith("bestmove"))
+    check(out[-1].split()[1] in ("a8a7", "a8b7", "a8b8"), "bestmove after stop: %r" % out[-2:])
+
+    # Move Overhead is an option (kept in reserve per move with a clock): a
+    # value is taken silently, a bad one reported; with the whole clock in
+    # reserve the search still answers.
+    e.send("setoption name Move Overhead value 1000")
+    e.send("isready")
+    out = e.until(lambda l: l == "readyok")
+    check(out == ["readyok"], "Move Overhead taken: %r" % out)
+    e.send("setoption name Move Overhead value soon")
+    said = e.until(lambda l: l.startswith("info string"))
+    check("bad value for Move Overhead" in said[-1], "a bad Move Overhead: %s" % said[-1])
+    e.send("position startpos moves e2e4")
+    e.send("go wtime 1000 btime 1000")
+    out = e.until(lambda l: l.startswith("bestmove"))
+    check(UCI_MOVE.match(bestmove(out)), "bestmove with the clock in reserve: %s" % out[-1])
+    e.send("setoption name Move Overhead value 30")
 
     e.send("position startpos moves e2e4")
     e.send("go wtime 1000 btime 1000 winc 10 binc 10")
