@@ -96,6 +96,9 @@ class PoisonJob(unittest.TestCase):
     def assert_aborted(self, s):
         code = s.proc.wait(DEATH_TIMEOUT)
         self.assertEqual(code, -signal.SIGABRT, s.log()[-3000:])
+        # The log's last lines are read by a thread of the test after the
+        # process has died: waited for, not raced.
+        wait_until(lambda: "test hook: analysis" in s.log(), timeout=30)
         self.assertIn("test hook: analysis", s.log())
 
     def test_poison_job_ends_crashed_after_max_attempts(self):

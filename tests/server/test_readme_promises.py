@@ -31,7 +31,6 @@ import shutil
 import sqlite3
 import sys
 import tempfile
-import threading
 import time
 import unittest
 
@@ -59,8 +58,8 @@ def finished_job(server, job_id):
 
 
 class Ws:
-    """A WebSocket client on its own event loop thread-free: each call runs
-    to its end (asyncio.run per test)."""
+    """A WebSocket client whose messages are checked against
+    proto/ws.schema.json (one asyncio.run per test: run_ws)."""
 
     def __init__(self, ws):
         self.ws = ws
@@ -74,9 +73,12 @@ class Ws:
         return m
 
     async def until(self, predicate, timeout=GUARD):
+        """Messages up to the first that matches, within one guard in all
+        (an infinite search's `info`s would otherwise wait for ever)."""
         seen = []
+        end = time.monotonic() + timeout
         while True:
-            m = await self.recv(timeout)
+            m = await self.recv(max(0.1, end - time.monotonic()))
             seen.append(m)
             if predicate(m):
                 return seen
@@ -144,15 +146,6 @@ class Threads(unittest.TestCase):
     the pool, rounded up (Limits and caps). Live searches never yield
     (live_slice_ms 0), so what runs is decided by the threads alone."""
 
-    def infinite(self, s, ids, extra):
-        async def go(ws):
-            for i in ids:
-                await ws.send({"type": "analyze", "id": i, "fen": CHESS_MIDDLE,
-                               "limits": {"infinite": True}, **extra})
-            await ws.until(lambda m: m["type"] == "info")
-            return ws
-        return go
-
     def test_threads_default_to_one(self):
         # Two threads, and a client may hold both: an analysis without
         # `threads` takes one, so a second one runs beside it.
@@ -188,10 +181,8 @@ class Threads(unittest.TestCase):
                     await ws.send({"type": "analyze", "id": i, "fen": CHESS_MIDDLE,
                                    "limits": {"infinite": True}, "threads": 1})
                 started = set()
-                while len(started) < 2:
-                    m = await ws.recv()
-                    if m["type"] == "info":
-                        started.add(m["id"])
+                await ws.until(lambda m: m["type"] == "info" and started.add(m["id"]) is None
+                               and len(started) == 2)
                 # Two run; the third waits though a thread is free.
                 waited = await asyncio.to_thread(
                     wait_until, lambda: s.metric("kibitz_queue_length") == 1, 30)
