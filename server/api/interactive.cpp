@@ -145,9 +145,10 @@ Reply Interactive::moves(const json& request) {
 }
 
 std::optional<Reply> Interactive::from_library(const AnalyzeCall& call) {
-  auto kept = library_answer(*core_, call);
-  if (kept && !call.cache_key.empty()) core_->cache.put(call.cache_key, kept->body);
-  return kept;
+  // Not put in the result cache: a job with the same request would find it
+  // there, and a job searches to its own limits (README, Analysis); the
+  // cache keeps only searches that reached their limits.
+  return library_answer(*core_, call);
 }
 
 std::shared_ptr<Ticket> Interactive::search(AnalyzeCall call, const std::string& owner,

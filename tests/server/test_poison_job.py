@@ -8,7 +8,9 @@ independent check:
   - a job queued behind the poison job, never started when the server died,
     has no attempt counted and finishes once the poison job is out;
   - a job stopped by SIGTERM gets its attempt back (a graceful stop is not a
-    crash), and runs again after the restart.
+    crash), and runs again after the restart;
+  - job_max_attempts 0 turns the limit off: the job is started again at
+    every restart, more times than the default's 2.
 
 Needs a build with KIBITZ_TEST_HOOKS (on with the tests)."""
 
@@ -94,6 +96,9 @@ class PoisonJob(unittest.TestCase):
     def assert_aborted(self, s):
         code = s.proc.wait(DEATH_TIMEOUT)
         self.assertEqual(code, -signal.SIGABRT, s.log()[-3000:])
+        # The log's last lines are read by a thread of the test after the
+        # process has died: waited for, not raced.
+        wait_until(lambda: "test hook: analysis" in s.log(), timeout=30)
         self.assertIn("test hook: analysis", s.log())
 
     def test_poison_job_ends_crashed_after_max_attempts(self):
@@ -191,6 +196,24 @@ class PoisonJob(unittest.TestCase):
             self.assertTrue(wait_until(lambda: job(s, jid)["status"] == "running"))
             self.assertEqual(stored(self.db, jid)[1], 1)
         self.assertNotIn("crashed", self.servers[-1].log())
+
+    def test_max_attempts_zero_turns_the_limit_off(self):
+        # job_max_attempts 0: the poison job is run again at every start,
+        # past the default's 2 (3 deaths here), never ended crashed.
+        self.env["KIBITZ_JOB_MAX_ATTEMPTS"] = "0"
+        first = self.server()
+        first.start()
+        status, _, body = first.post("/v1/jobs", {"fen": POISON, "limits": {"depth": 12}})
+        self.assertEqual(status, 202, body)
+        poison = body["id"]
+        self.assert_aborted(first)
+        for deaths in (2, 3):
+            s = self.server()
+            start(s)
+            self.assert_aborted(s)
+            self.assertIn("job %s recovered" % poison, s.log())
+            self.assertNotIn("crashed", s.log())
+            self.assertEqual(stored(self.db, poison), ("running", deaths, None))
 
 
 if __name__ == "__main__":
