@@ -31,7 +31,6 @@ class Server:
         """`config`: a dict written to a file of its own for --config,
         removed again by kill()."""
         self.config_file = None
-        self.config = config or {}
         if config is not None:
             f = tempfile.NamedTemporaryFile("w", suffix=".json", delete=False)
             json.dump(config, f)
@@ -82,7 +81,16 @@ class Server:
                                + self.log()[-2000:])
 
     def _logs_info(self):
-        level = self.config.get("log_level", "info")
+        """Whether the server logs at level info, by the precedence of its
+        settings: a flag over the environment over the --config file."""
+        level = "info"
+        for i, a in enumerate(self.args[:-1]):
+            if a == "--config":
+                try:
+                    with open(self.args[i + 1]) as f:
+                        level = json.load(f).get("log_level", level)
+                except (OSError, ValueError, AttributeError):
+                    return False  # a file the server refuses: nothing to wait for
         level = self.env.get("KIBITZ_LOG_LEVEL", level)
         for i, a in enumerate(self.args):
             if a == "--log-level" and i + 1 < len(self.args):
