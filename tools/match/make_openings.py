@@ -75,9 +75,9 @@ def main():
     rng = random.Random(o.seed)
     sf = Stockfish(o.stockfish)
     seen = set()
-    print(f"# {o.count} openings of {o.plies} plies: tools/match/make_openings.py --count {o.count} "
-          f"--plies {o.plies} --seed {o.seed} --margin {o.margin} --balance {o.balance} "
-          "(Stockfish 15.1)")
+    print(f"# {o.count} openings of {o.plies} plies: tools/match/make_openings.py "
+          f"--count {o.count} --plies {o.plies} --seed {o.seed} --margin {o.margin} "
+          f"--balance {o.balance} ({o.stockfish})")
     tries = 0
     while len(seen) < o.count:
         tries += 1
