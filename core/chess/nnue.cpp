@@ -23,7 +23,6 @@
 KIBITZ_NAMESPACE(chess) {
 
 using nnue::kHidden;
-using nnue::kQa;
 using nnue::Network;
 
 namespace {
@@ -51,10 +50,16 @@ KIBITZ_NNUE_TARGET inline void store(int16_t* p, Vec v) {
 }
 KIBITZ_NNUE_TARGET inline Vec add(Vec a, Vec b) { return _mm256_add_epi16(a, b); }
 KIBITZ_NNUE_TARGET inline Vec sub(Vec a, Vec b) { return _mm256_sub_epi16(a, b); }
-KIBITZ_NNUE_TARGET inline Vec clamp(Vec v) {
-  return _mm256_min_epi16(_mm256_max_epi16(v, _mm256_setzero_si256()), _mm256_set1_epi16(kQa));
+KIBITZ_NNUE_TARGET inline Vec clamp(Vec v, Vec qa) {
+  return _mm256_min_epi16(_mm256_max_epi16(v, _mm256_setzero_si256()), qa);
 }
+KIBITZ_NNUE_TARGET inline Vec splat(int16_t x) { return _mm256_set1_epi16(x); }
 KIBITZ_NNUE_TARGET inline Vec mullo(Vec a, Vec b) { return _mm256_mullo_epi16(a, b); }
+// (a << sa) * (b << sb) >> 16, unsigned.
+template <int sa, int sb>
+KIBITZ_NNUE_TARGET inline Vec mulhi_shifted(Vec a, Vec b) {
+  return _mm256_mulhi_epu16(_mm256_slli_epi16(a, sa), _mm256_slli_epi16(b, sb));
+}
 KIBITZ_NNUE_TARGET inline Vec dot_add(Vec sum, Vec a, Vec b) {
   return _mm256_add_epi32(sum, _mm256_madd_epi16(a, b));
 }
@@ -71,10 +76,13 @@ inline Vec load(const int16_t* p) { return _mm_load_si128(reinterpret_cast<const
 inline void store(int16_t* p, Vec v) { _mm_store_si128(reinterpret_cast<Vec*>(p), v); }
 inline Vec add(Vec a, Vec b) { return _mm_add_epi16(a, b); }
 inline Vec sub(Vec a, Vec b) { return _mm_sub_epi16(a, b); }
-inline Vec clamp(Vec v) {
-  return _mm_min_epi16(_mm_max_epi16(v, _mm_setzero_si128()), _mm_set1_epi16(kQa));
-}
+inline Vec clamp(Vec v, Vec qa) { return _mm_min_epi16(_mm_max_epi16(v, _mm_setzero_si128()), qa); }
+inline Vec splat(int16_t x) { return _mm_set1_epi16(x); }
 inline Vec mullo(Vec a, Vec b) { return _mm_mullo_epi16(a, b); }
+template <int sa, int sb>
+inline Vec mulhi_shifted(Vec a, Vec b) {
+  return _mm_mulhi_epu16(_mm_slli_epi16(a, sa), _mm_slli_epi16(b, sb));
+}
 inline Vec dot_add(Vec sum, Vec a, Vec b) { return _mm_add_epi32(sum, _mm_madd_epi16(a, b)); }
 inline Vec zero() { return _mm_setzero_si128(); }
 inline int32_t sum32(Vec v) {
@@ -99,14 +107,30 @@ KIBITZ_NNUE_TARGET inline void update(int16_t* acc, const int16_t* plus, const i
   }
 }
 
-// Sum over j of clamp(x[j])^2 * w[j], in wrapping 32-bit arithmetic: the
-// clamped unit times the weight is formed in 16 bits (it fits: 255 * 128),
-// then multiplied by the unit again in 32.
-KIBITZ_NNUE_TARGET inline uint32_t screlu_dot(const int16_t* x, const int16_t* w) {
+// Version 1: the sum over j of clamp(x[j], 0, 255)^2 * w[j], in wrapping
+// 32-bit arithmetic: the clamped unit times the weight is formed in 16 bits
+// (it fits: 255 * 128), then multiplied by the unit again in 32.
+KIBITZ_NNUE_TARGET inline uint32_t screlu_dot_v1(const int16_t* x, const int16_t* w) {
+  const Vec qa = splat(nnue::kQa1);
   Vec sum = zero();
   for (int j = 0; j < kHidden; j += kLanes) {
-    const Vec v = clamp(load(x + j));
+    const Vec v = clamp(load(x + j), qa);
     sum = dot_add(sum, v, mullo(v, load(w + j)));
+  }
+  return uint32_t(sum32(sum));
+}
+
+// Version 2: the sum over j of (clamp(x[j], 0, 1024)^2 >> 7) * w[j], in
+// wrapping 32-bit arithmetic (the loader's bound keeps the true sum inside
+// 32 bits). The square, at most 8192, is the high half of the unsigned
+// product (v << 5) * (v << 4), both factors at most 2^15.
+KIBITZ_NNUE_TARGET inline uint32_t screlu_dot_v2(const int16_t* x, const int16_t* w) {
+  static_assert(nnue::kQa2 == 1024 && nnue::kSquareShift2 == 7);
+  const Vec qa = splat(nnue::kQa2);
+  Vec sum = zero();
+  for (int j = 0; j < kHidden; j += kLanes) {
+    const Vec v = clamp(load(x + j), qa);
+    sum = dot_add(sum, mulhi_shifted<5, 4>(v, v), load(w + j));
   }
   return uint32_t(sum32(sum));
 }
@@ -117,11 +141,14 @@ inline void update(int16_t* acc, const int16_t* plus, const int16_t* minus) {
 }
 #endif
 
-uint32_t screlu_dot_scalar(const int16_t* x, const int16_t* w) {
+uint32_t screlu_dot_scalar(const Network& net, const int16_t* x, const int16_t* w) {
   uint32_t sum = 0;
   for (int j = 0; j < kHidden; ++j) {
-    const int v = std::clamp<int>(x[j], 0, kQa);
-    sum += uint32_t(v * int16_t(v * w[j]));
+    const int v = std::clamp<int>(x[j], 0, net.qa);
+    if (net.version == 1)
+      sum += uint32_t(v * int16_t(v * w[j]));
+    else
+      sum += uint32_t(((v * v) >> nnue::kSquareShift2) * w[j]);
   }
   return sum;
 }
@@ -131,8 +158,13 @@ int output_bucket(const Position& pos) {
 }
 
 int finish(const Network& net, int bucket, uint32_t sum) {
-  const int64_t v = int64_t(int32_t(sum)) / kQa + net.out_bias[bucket];
-  return int(v * nnue::kScale / (kQa * nnue::kQb));
+  if (net.version == 1) {
+    const int64_t v = int64_t(int32_t(sum)) / nnue::kQa1 + net.out_bias[bucket];
+    return int(v * nnue::kScale / (nnue::kQa1 * nnue::kQb1));
+  }
+  // Rounded to the nearest centipawn (halves up).
+  const int64_t v = (int64_t(int32_t(sum)) + net.out_bias[bucket]) * nnue::kScale;
+  return int((v + (int64_t(1) << (nnue::kOutShift2 - 1))) >> nnue::kOutShift2);
 }
 
 }  // namespace
@@ -182,7 +214,10 @@ KIBITZ_NNUE_TARGET int nnue_output(const Network& net, const NnueAccumulator& ac
   const Color us = pos.side_to_move();
   const int bucket = output_bucket(pos);
   const int16_t* w = net.out_weights[bucket];
-  return finish(net, bucket, screlu_dot(acc.v[us], w) + screlu_dot(acc.v[~us], w + kHidden));
+  if (net.version == 1)
+    return finish(net, bucket,
+                  screlu_dot_v1(acc.v[us], w) + screlu_dot_v1(acc.v[~us], w + kHidden));
+  return finish(net, bucket, screlu_dot_v2(acc.v[us], w) + screlu_dot_v2(acc.v[~us], w + kHidden));
 #else
   return nnue_output_scalar(net, acc, pos);
 #endif
@@ -192,8 +227,9 @@ int nnue_output_scalar(const Network& net, const NnueAccumulator& acc, const Pos
   const Color us = pos.side_to_move();
   const int bucket = output_bucket(pos);
   const int16_t* w = net.out_weights[bucket];
-  return finish(net, bucket,
-                screlu_dot_scalar(acc.v[us], w) + screlu_dot_scalar(acc.v[~us], w + kHidden));
+  return finish(
+      net, bucket,
+      screlu_dot_scalar(net, acc.v[us], w) + screlu_dot_scalar(net, acc.v[~us], w + kHidden));
 }
 
 int nnue_evaluate(const Network& net, const Position& pos) {

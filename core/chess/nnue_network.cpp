@@ -1,8 +1,11 @@
 #include "chess/nnue_network.h"
 
+#include <algorithm>
 #include <atomic>
 #include <bit>
+#include <climits>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -62,9 +65,10 @@ uint64_t fnv1a(const unsigned char* data, size_t size) {
 std::string parse(const unsigned char* data, size_t size, Network& net) {
   if (size < kHeaderSize || std::memcmp(data, "KBZNNUE\0", 8) != 0)
     return "not a Kibitz network file (no KBZNNUE header)";
-  if (u32_at(data + 8) != kVersion)
-    return "network file version " + std::to_string(u32_at(data + 8)) + ", this build reads " +
-           std::to_string(kVersion);
+  const uint32_t version = u32_at(data + 8);
+  if (version < kOldestVersion || version > kVersion)
+    return "network file version " + std::to_string(version) + ", this build reads " +
+           std::to_string(kOldestVersion) + " to " + std::to_string(kVersion);
   if (u32_at(data + 12) != kArchitecture || u32_at(data + 16) != uint32_t(kHidden) ||
       u32_at(data + 24) != uint32_t(kOutputBuckets))
     return "network architecture " + std::to_string(u32_at(data + 12)) + " with " +
@@ -89,15 +93,33 @@ std::string parse(const unsigned char* data, size_t size, Network& net) {
   std::memcpy(net.name, data + 96, 32);
   net.name[32] = 0;
   net.king_buckets = int(buckets);
+  net.version = int(version);
+  net.qa = version == 1 ? kQa1 : kQa2;
   net.hash = hash;
   const unsigned char* p = data + kHeaderSize;
   p = read_array(p, &net.ft_weights[0][0], size_t(buckets) * kInputs * kHidden);
   p = read_array(p, net.ft_bias, kHidden);
   p = read_array(p, &net.out_weights[0][0], size_t(kOutputBuckets) * 2 * kHidden);
   read_array(p, net.out_bias, kOutputBuckets);
-  for (const auto& bucket : net.out_weights)
-    for (const int16_t w : bucket)
-      if (w < -128 || w > 127) return "network output weight outside [-128, 127]";
+  // No accumulator can wrap: at most 32 pieces, each adding one row.
+  for (int j = 0; j < kHidden; ++j) {
+    int largest = 0;
+    for (size_t i = 0; i < size_t(buckets) * kInputs; ++i)
+      largest = std::max(largest, std::abs(int(net.ft_weights[i][j])));
+    if (std::abs(int(net.ft_bias[j])) + 32 * largest > 32767)
+      return "network accumulator unit " + std::to_string(j) + " could overflow 16 bits";
+  }
+  for (const auto& bucket : net.out_weights) {
+    int64_t positive = 0, negative = 0;
+    for (const int16_t w : bucket) {
+      if (version == 1 && (w < -128 || w > 127)) return "network output weight outside [-128, 127]";
+      (w > 0 ? positive : negative) += std::abs(int(w));
+    }
+    // Version 2's 32-bit sum of squared units (each at most 8192) times
+    // these weights never wraps.
+    if (version == 2 && std::max(positive, negative) > INT32_MAX / ((kQa2 * kQa2) >> kSquareShift2))
+      return "network output weights too large (their sum could overflow 32 bits)";
+  }
   return {};
 }
 

@@ -10,16 +10,35 @@
 //     times `king_buckets` sets of rows, chosen by where that king stands
 //     (king_bucket[square], the square as the side sees it after the flips);
 //   -> an accumulator of kHidden int16 units (the rows of the pieces on the
-//     board plus the bias, times kQa), kept up to date move by move;
-//   -> SCReLU, clamp(x, 0, kQa)^2, for both perspectives, the side to move's
+//     board plus the bias, times QA), kept up to date move by move;
+//   -> SCReLU, clamp(x, 0, QA)^2, for both perspectives, the side to move's
 //     first (2 * kHidden values);
 //   -> one output of kOutputBuckets, chosen by the number of pieces on the
-//     board ((pieces - 2) / 4): weights times kQb, bias times kQa * kQb;
-//   -> centipawns = (sum / kQa + bias) * kScale / (kQa * kQb).
+//     board ((pieces - 2) / 4);
+//   -> centipawns, kScale times the float network's output.
+//
+// The integers (the file's version says which; both are read):
+//   version 1: QA = 255 (kQa1); output weights times 64 (kQb1) and at most
+//     [-128, 127] (so that a clamped unit times a weight fits 16 bits), the
+//     bias times 255 * 64; centipawns = (sum / 255 + bias) * kScale /
+//     (255 * 64), both divisions truncated. Coarse: one step of one output
+//     weight at a unit clamped at 1 is 400 / 64 = 6.25 cp, and on held-out
+//     positions the integer output of kibitz-2c strays from its float
+//     network's by 7.6 cp (s.d.; up to 36), kibitz-2a's by 10.4 (up to 48).
+//   version 2: QA = 1024 (kQa2); a clamped unit squared and shifted right by
+//     7 (kSquareShift2: 1.0 squared is 8192, in 16 bits); output weights
+//     times 1024 (kQb2), the bias times 8192 * 1024 = 2^23; centipawns =
+//     (sum + bias) * kScale / 2^23, rounded. Within about 1 cp of the float
+//     network (tests/chess/nnue_test.cpp, tests/tools/nnue_train_test.py).
+// The loader refuses a file whose integers could overflow: a unit's bias
+// plus 32 times its largest row weight must fit int16 (32 pieces at most;
+// the accumulator then never wraps), and in version 2 each output bucket's
+// positive and negative weights must each sum to at most 2^31 / 8192 (so
+// that the 32-bit sum never wraps either).
 //
 // File format (little-endian; docs: README "The chess network"):
 //   offset 0   char[8]  magic "KBZNNUE\0"
-//          8   u32      version (1)
+//          8   u32      version (1 or 2: the integers' scales, above)
 //         12   u32      architecture id (1, the one above)
 //         16   u32      hidden units (kHidden)
 //         20   u32      king buckets (1..kMaxKingBuckets)
@@ -33,8 +52,9 @@
 //                       i16 ft_bias[kHidden],
 //                       i16 out_weights[kOutputBuckets][2 * kHidden],
 //                       i32 out_bias[kOutputBuckets]
-// and nothing after it. Output weights must lie in [-128, 127] (so that a
-// clamped unit times a weight fits 16 bits, which the SIMD path relies on).
+// and nothing after it. In version 1, output weights must lie in [-128, 127]
+// (so that a clamped unit times a weight fits 16 bits, which the SIMD path
+// relies on).
 #pragma once
 
 #include <cstddef>
@@ -47,10 +67,18 @@ constexpr int kInputs = 768;
 constexpr int kHidden = 256;
 constexpr int kMaxKingBuckets = 8;
 constexpr int kOutputBuckets = 8;
-constexpr int kQa = 255;
-constexpr int kQb = 64;
 constexpr int kScale = 400;
-constexpr uint32_t kVersion = 1;
+// Version 1's integers.
+constexpr int kQa1 = 255;
+constexpr int kQb1 = 64;
+// Version 2's integers.
+constexpr int kQa2 = 1024;
+constexpr int kSquareShift2 = 7;  // (1024^2 >> 7) = 8192: a squared unit of 1.0
+constexpr int kQb2 = 1024;
+constexpr int kOutShift2 = 23;  // log2(8192 * kQb2): the output's scale
+// The versions this build reads, and the one nnue_train.py writes.
+constexpr uint32_t kVersion = 2;
+constexpr uint32_t kOldestVersion = 1;
 constexpr uint32_t kArchitecture = 1;
 constexpr size_t kHeaderSize = 136;
 
@@ -61,6 +89,8 @@ struct alignas(64) Network {
   int32_t out_bias[kOutputBuckets];
   uint8_t king_bucket[64];
   int king_buckets;
+  int version;  // 1 or 2: the integers' scales
+  int qa;       // the accumulator's 1.0 (kQa1 or kQa2), where SCReLU clamps
   char name[33];
   uint64_t hash;
 };

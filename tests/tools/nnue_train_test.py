@@ -3,7 +3,10 @@
 writes chunk files and a second run resumes (adds nothing, changes
 nothing); tools/tune/nnue_train.py lowers its loss on them and writes a
 network file; `kibitz uci` loads it (EvalFile), names it, and evaluates
-exactly as the trainer's integer model of the engine says; a file that is
+exactly as the trainer's integer model of the engine says, on every
+position of the data, for both file versions (--export of the checkpoint
+at --format 1 too); the integer network (version 2) is within 1.5 cp of
+the float model on average and 6 cp at most (--compare); a file that is
 not a network is refused and the evaluation in use kept.
 
 Skipped (exit 77) where PyTorch is missing (Debian: python3-torch).
@@ -56,9 +59,10 @@ with tempfile.TemporaryDirectory() as tmp:
     assert {n: open(os.path.join(chunks, n)).read() for n in names} == before
 
     net = os.path.join(tmp, "test.nnue")
+    checkpoint = os.path.join(tmp, "test.pt")
     log = run("/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable,
               TRAINER, chunks, "--epochs", "4", "--batch", "64", "--rate", "0.003",
-              "--validation", "0", "--name", "test", "--out", net)
+              "--validation", "0", "--name", "test", "--checkpoint", checkpoint, "--out", net)
     losses = [float(x) for x in re.findall(r"train ([0-9.]+)", log)]
     assert len(losses) == 4 and losses[-1] < losses[0], log
     # Whole files held out: the second chunk is the validation set.
@@ -70,6 +74,37 @@ with tempfile.TemporaryDirectory() as tmp:
     assert re.search(r"validation [0-9.]+ results [0-9.]+", log), log
     size = os.path.getsize(net)
     assert size == 136 + 768 * 256 * 2 + 256 * 2 + 8 * 512 * 2 + 8 * 4, size
+
+    # The integers against the float model they came from.
+    log = run(sys.executable, TRAINER, "--compare", checkpoint, net, chunks)
+    m = re.search(r"(\d+) positions: .* mean \|d\| ([0-9.]+), s\.d\. [0-9.]+, max \|d\| ([0-9.]+)",
+                  log)
+    assert m and int(m.group(1)) > 100, log
+    assert float(m.group(2)) <= 1.5 and float(m.group(3)) <= 6, log
+    # The old integers (version 1) from the same checkpoint.
+    net1 = os.path.join(tmp, "test-v1.nnue")
+    run(sys.executable, TRAINER, "--export", checkpoint, "--format", "1", "--name", "test",
+        "--out", net1)
+    assert open(net1, "rb").read()[8] == 1 and open(net, "rb").read()[8] == 2
+
+    # kibitz's integer output on every position of the data is the trainer's
+    # model of it, for both versions.
+    lines = [line.split(";")[0] for n in names for line in open(os.path.join(chunks, n))
+             if line.strip()]
+    fens = FENS + lines
+    sys.path.insert(0, os.path.dirname(TRAINER))
+    import nnue_train  # noqa: E402
+    for path in (net, net1):
+        out = uci(["uci", f"setoption name EvalFile value {path}"]
+                  + [c for fen in fens for c in (f"position fen {fen}", "eval")])
+        got = [int(v) for v in re.findall(r"^info string eval (-?\d+) cp white", out, re.M)]
+        arrays, layout = nnue_train.read_network(path)
+        data = nnue_train.parse_lines([fen + ";0.5;0" for fen in fens])
+        want = nnue_train.integer_outputs(arrays, layout, data)
+        want = [int(w) if fen.split()[1] == "w" else -int(w) for w, fen in zip(want, fens)]
+        assert len(got) == len(fens), out[-2000:]
+        bad = [(f, g, w) for f, g, w in zip(fens, got, want) if g != w]
+        assert not bad, f"{path}: {len(bad)} of {len(fens)} differ, e.g. {bad[:3]}"
 
     commands = ["uci", f"setoption name EvalFile value {net}"]
     for fen in FENS:

@@ -11,10 +11,19 @@ piece count. Its output r is a score of 400 * r centipawns; the loss is the
 squared difference of sigmoid(400 * r / 400) and the target
     lambda * result + (1 - lambda) * sigmoid(score / 400)
 (both from the side to move; 400 is --sigmoid, 300 by default, and the
-score is multiplied by --score-scale first). Quantised on writing: the rows and biases of
-the accumulator times 255, the output weights times 64 (clamped to
-[-128, 127] / 64 while training, so the integers fit), the output bias
-times 255 * 64.
+score is multiplied by --score-scale first). Quantised on writing, by the
+file version (--format; core/chess/nnue_network.h):
+  2 (the default): the rows and biases of the accumulator times 1024, the
+    output weights times 1024, the output bias times 2^23; the engine's
+    integer output is within about a centipawn of this float model.
+  1: times 255, the output weights times 64 (clamped to [-128, 127] / 64
+    while training, so the integers fit), the output bias times 255 * 64:
+    coarse, 7-10 cp (s.d.) from the float model on real networks.
+--compare CHECKPOINT NETWORK DATA... measures that: the float model of the
+checkpoint's best epoch against the integer arithmetic of the network file
+on the positions of DATA. --export CHECKPOINT --out FILE writes a
+checkpoint's best epoch without loading any data (another --format, a
+re-export).
 
 Held out: --validation of the positions at random, or with
 --validation-files K every K-th file (whole games: positions of one game
@@ -41,7 +50,10 @@ import numpy as np
 import torch
 
 INPUTS, HIDDEN, OUT_BUCKETS = 768, 256, 8
-QA, QB, SCALE = 255, 64, 400
+SCALE = 400
+QA1, QB1 = 255, 64  # version 1
+QA2, SQUARE_SHIFT2, QB2, OUT_SHIFT2 = 1024, 7, 1024, 23  # version 2 (2^23 = 8192 * 1024)
+QB = QB1  # the training clamp of the output weights (version 1's range; kept)
 PIECES = "PNBRQKpnbrqk"  # code = colour * 6 + type - 1
 
 # King buckets by the king's square as its side sees it, after mirroring to
@@ -163,21 +175,45 @@ class Net(torch.nn.Module):
     def clip(self):
         with torch.no_grad():
             self.out.clamp_(-128 / QB, 127 / QB)
-            self.ft.weight.clamp_(-127 / QA * 4, 127 / QA * 4)
+            self.ft.weight.clamp_(-127 / QA1 * 4, 127 / QA1 * 4)
 
 
-def write(net, layout, name, path):
+def quantise(net, layout, version):
+    """The integer arrays of a network file of `version` (1 or 2); raises
+    ValueError where the engine's loader would refuse them."""
     q = lambda t, s: np.round(t.detach().numpy().astype(np.float64) * s)
     n_rows = (max(layout) + 1) * INPUTS
-    ft = np.clip(q(net.ft.weight[:n_rows], QA), -32767, 32767).astype("<i2")
-    ft_bias = np.clip(q(net.ft_bias, QA), -32767, 32767).astype("<i2")
-    out = np.clip(q(net.out, QB), -128, 127).astype("<i2")
-    out_bias = q(net.out_bias, QA * QB).astype("<i4")
-    payload = ft.tobytes() + ft_bias.tobytes() + out.tobytes() + out_bias.tobytes()
+    qa, qb, qo = (QA1, QB1, QA1 * QB1) if version == 1 else (QA2, QB2, 1 << OUT_SHIFT2)
+    ft = np.clip(q(net.ft.weight[:n_rows], qa), -32767, 32767).astype(np.int64)
+    ft_bias = np.clip(q(net.ft_bias, qa), -32767, 32767).astype(np.int64)
+    out = np.clip(q(net.out, qb), -128 if version == 1 else -32767,
+                  127 if version == 1 else 32767).astype(np.int64)
+    out_bias = q(net.out_bias, qo).astype(np.int64)
+    # The loader's bounds (core/chess/nnue_network.h): no accumulator wraps
+    # (32 pieces at most), and version 2's 32-bit output sum does not either.
+    worst = np.abs(ft_bias) + 32 * np.abs(ft).max(0)
+    if worst.max() > 32767:
+        raise ValueError(f"accumulator unit {int(worst.argmax())} could reach {int(worst.max())}"
+                         " (over 16 bits): weights too large for this format")
+    if version == 2:
+        square_max = (QA2 * QA2) >> SQUARE_SHIFT2
+        side = max(np.where(out > 0, out, 0).sum(1).max(), np.where(out < 0, -out, 0).sum(1).max())
+        if side > (2**31 - 1) // square_max:
+            raise ValueError("output weights too large for version 2 (their sum could overflow)")
+    if np.abs(out_bias).max() > 2**31 - 1:
+        raise ValueError("output bias too large")
+    return dict(ft=ft, ft_bias=ft_bias, out=out, out_bias=out_bias)
+
+
+def write(net, layout, name, path, version=2):
+    a = quantise(net, layout, version)
+    payload = (a["ft"].astype("<i2").tobytes() + a["ft_bias"].astype("<i2").tobytes()
+               + a["out"].astype("<i2").tobytes() + a["out_bias"].astype("<i4").tobytes())
     h = 0xCBF29CE484222325
     for byte in payload:  # FNV-1a 64
         h = ((h ^ byte) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
-    header = (b"KBZNNUE\0" + struct.pack("<6I", 1, 1, HIDDEN, max(layout) + 1, OUT_BUCKETS, 0)
+    header = (b"KBZNNUE\0"
+              + struct.pack("<6I", version, 1, HIDDEN, max(layout) + 1, OUT_BUCKETS, 0)
               + bytes(layout) + name.encode()[:32].ljust(32, b"\0") + struct.pack("<Q", h))
     assert len(header) == 136
     tmp = path + ".tmp"
@@ -187,9 +223,10 @@ def write(net, layout, name, path):
 
 
 def read_network(path):
-    """The integer arrays of a network file (checks nothing the C++ checks)."""
+    """The integer arrays of a network file (checks nothing the C++ checks),
+    its version under "version"."""
     raw = open(path, "rb").read()
-    buckets = struct.unpack_from("<I", raw, 20)[0]
+    version, _, _, buckets = struct.unpack_from("<4I", raw, 8)
     layout = list(raw[32:96])
     p = 136
     arrays = {}
@@ -200,34 +237,99 @@ def read_network(path):
         p += count * np.dtype(dtype).itemsize
     arrays["ft"] = arrays["ft"].reshape(-1, HIDDEN)
     arrays["out"] = arrays["out"].reshape(OUT_BUCKETS, 2 * HIDDEN)
+    arrays["version"] = version
     return arrays, layout
+
+
+def position_inputs(data, layout):
+    """Each position's rows, side to move's first and the other's, and its
+    output bucket."""
+    white, black, _ = features(data, layout)
+    stm = data["stm"].astype(bool)[:, None]
+    bucket = ((data["pieces"] >= 0).sum(1) - 2) * OUT_BUCKETS // 32
+    return np.where(stm, black, white), np.where(stm, white, black), bucket
+
+
+def integer_outputs(net, layout, data, block=2048):
+    """What the engine's network (read_network's arrays) says of each
+    position, in centipawns from the side to move, by the integer
+    arithmetic of core/chess/nnue.cpp."""
+    wrap = lambda x, bits: (x + 2**(bits - 1)) % 2**bits - 2**(bits - 1)
+    us, them, bucket = position_inputs(data, layout)
+    ft = np.vstack([net["ft"], np.zeros((1, HIDDEN), np.int64)])  # the padding row: zero
+    v1 = net["version"] == 1
+    out = []
+    for i in range(0, len(bucket), block):
+        b = bucket[i:i + block]
+        w = net["out"][b]
+        total = np.zeros(len(b), np.int64)
+        for rows, ws in ((us[i:i + block], w[:, :HIDDEN]), (them[i:i + block], w[:, HIDDEN:])):
+            acc = wrap(ft[rows].sum(1) + net["ft_bias"], 16)
+            v = np.clip(acc, 0, QA1 if v1 else QA2)
+            if v1:  # the unit times the weight in 16 bits, then times the unit
+                total += (v * wrap(v * ws, 16)).sum(1)
+            else:
+                total += (((v * v) >> SQUARE_SHIFT2) * ws).sum(1)
+        total = wrap(total, 32)  # the 32-bit wrapping sum
+        if v1:  # C++ division truncates
+            x = np.trunc(total / QA1).astype(np.int64) + net["out_bias"][b]
+            out.append(np.trunc(x * SCALE / (QA1 * QB1)).astype(np.int64))
+        else:  # rounded, halves up
+            x = (total + net["out_bias"][b]) * SCALE
+            out.append((x + (1 << (OUT_SHIFT2 - 1))) >> OUT_SHIFT2)
+    return np.concatenate(out)
 
 
 def integer_eval(path, fen):
     """What the engine's network says of fen, in centipawns from the side to
     move, by the integer arithmetic of core/chess/nnue.cpp."""
     net, layout = read_network(path)
-    data = parse_lines([fen + ";0.5;0"])
-    white, black, _ = features(data, layout)
-    stm = int(data["stm"][0])
-    acc = [net["ft_bias"] + net["ft"][[i for i in f[0] if i < len(net["ft"])]].sum(0)
-           for f in (white, black)]
-    bucket = (int((data["pieces"][0] >= 0).sum()) - 2) * OUT_BUCKETS // 32
-    w = net["out"][bucket]
-    total = 0
-    for a, ws in ((acc[stm], w[:HIDDEN]), (acc[1 - stm], w[HIDDEN:])):
-        v = np.clip(a, 0, QA)
-        prod = ((v * ws + 32768) % 65536) - 32768  # the 16-bit product of the SIMD path
-        total += int((v * prod).sum())
-    total = (total + 2**31) % 2**32 - 2**31  # 32-bit wrapping sum
-    v = int(total / QA) + int(net["out_bias"][bucket])  # C++ division truncates
-    return int(v * SCALE / (QA * QB))
+    return int(integer_outputs(net, layout, parse_lines([fen + ";0.5;0"]))[0])
+
+
+def float_outputs(net, layout, data, block=8192):
+    """The float model's centipawns (400 * r) for each position, side to move."""
+    us, them, bucket = position_inputs(data, layout)
+    with torch.no_grad():
+        return np.concatenate([
+            net(torch.from_numpy(us[i:i + block]), torch.from_numpy(them[i:i + block]),
+                torch.from_numpy(bucket[i:i + block])).double().numpy() * SCALE
+            for i in range(0, len(bucket), block)])
+
+
+def checkpoint_net(path):
+    """The float network of a checkpoint's best epoch and its bucket layout."""
+    state = torch.load(path)
+    weights = state["best"][2] if state["best"][2] is not None else state["net"]
+    n_rows = weights["ft.weight"].shape[0] - 1
+    layout = BUCKET_LAYOUTS[str(n_rows // INPUTS)]
+    net = Net(n_rows)
+    net.load_state_dict(weights)
+    return net, layout
+
+
+def compare(checkpoint, network, paths):
+    """The integer network file against the checkpoint's float model on the
+    positions of paths: centipawns of difference (integer - float)."""
+    net, layout = checkpoint_net(checkpoint)
+    arrays, file_layout = read_network(network)
+    assert file_layout == layout, "the network file's king buckets are not the checkpoint's"
+    data, _ = load(paths, 0)
+    d = integer_outputs(arrays, layout, data) - float_outputs(net, layout, data)
+    return dict(positions=len(d), mean=float(d.mean()), mean_abs=float(np.abs(d).mean()),
+                sd=float(d.std()), max_abs=float(np.abs(d).max()))
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("data", nargs="+", help="data files or folders of chunk files")
-    ap.add_argument("--out", required=True)
+    ap.add_argument("data", nargs="*", help="data files or folders of chunk files")
+    ap.add_argument("--out")
+    ap.add_argument("--format", type=int, default=2, choices=(1, 2),
+                    help="the network file's version (its integers' scales)")
+    ap.add_argument("--export", metavar="CHECKPOINT",
+                    help="write the best epoch of CHECKPOINT to --out, and nothing else")
+    ap.add_argument("--compare", nargs=2, metavar=("CHECKPOINT", "NETWORK"),
+                    help="the integer NETWORK against the float CHECKPOINT on the data")
     ap.add_argument("--name", default="kibitz")
     ap.add_argument("--buckets", default="1", choices=sorted(BUCKET_LAYOUTS))
     ap.add_argument("--epochs", type=int, default=20)
@@ -253,6 +355,20 @@ def main():
         print(integer_eval(sys.argv[2], sys.argv[3]))
         return
     o = ap.parse_args()
+    if o.compare:
+        r = compare(o.compare[0], o.compare[1], o.data)
+        print(f"{r['positions']} positions: integer - float {r['mean']:+.2f} cp on average, "
+              f"mean |d| {r['mean_abs']:.2f}, s.d. {r['sd']:.2f}, max |d| {r['max_abs']:.1f}")
+        return
+    if not o.out:
+        ap.error("--out is needed")
+    if o.export:
+        net, layout = checkpoint_net(o.export)
+        write(net, layout, o.name, o.out, o.format)
+        print(f"nnue_train: wrote {o.out} (version {o.format})", file=sys.stderr)
+        return
+    if not o.data:
+        ap.error("no data")
     torch.manual_seed(o.seed)
     torch.set_num_threads(o.threads)
     start = time.time()
@@ -336,7 +452,7 @@ def main():
         net.load_state_dict(best[2])
         print(f"nnue_train: epoch {best[1]}'s weights (validation {best[0]:.6f})",
               file=sys.stderr)
-    write(net, layout, o.name, o.out)
+    write(net, layout, o.name, o.out, o.format)
     print(f"nnue_train: wrote {o.out} ({os.path.getsize(o.out)} bytes)", file=sys.stderr)
 
 
