@@ -87,9 +87,13 @@ class PoisonJobRedis(unittest.TestCase):
         survivors = self.alive()
         self.assertEqual(len(survivors), INSTANCES - MAX_ATTEMPTS)
         survivor = survivors[0]
-        # One line names it, on the instance whose claim ended it.
-        lines = [l for s in self.servers for l in s.log().splitlines()
-                 if jid in l and "crashed" in l and "[error]" in l]
+        # One line names it, on the instance whose claim ended it. That
+        # instance may log it after Redis has the job failed, and the test's
+        # thread reads its stderr later still: waited for, with a hang guard.
+        def named():
+            return [l for s in self.servers for l in s.log().splitlines()
+                    if jid in l and "crashed" in l and "[error]" in l]
+        lines = wait_until(named, timeout=TIMEOUT) or []
         self.assertEqual(len(lines), 1, lines)
         self.assertIn("%d times" % MAX_ATTEMPTS, lines[0])
 
