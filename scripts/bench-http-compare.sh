@@ -25,7 +25,7 @@ echo "$rounds rounds, runs in $out"
 /usr/bin/python3 - "$out" <<'PY'
 import collections, glob, re, statistics, sys
 rows = collections.defaultdict(lambda: {"a": [], "b": []})
-pat = re.compile(r"^(.{34}) +([\d.]+) req/s +p50 +([\d.]+) ms +p99 +([\d.]+) ms")
+pat = re.compile(r"^(.*?) +([\d.]+) req/s +p50 +([\d.]+) ms +p99 +([\d.]+) ms")
 for f in sorted(glob.glob(sys.argv[1] + "/[ab]-*.log")):
     side = f.rsplit("/", 1)[1][0]
     for line in open(f):

@@ -17,7 +17,8 @@
 #
 # Usage: scripts/bench-http.sh [path/to/kibitz]   (default build/kibitz)
 # Env: BENCH_SECONDS (default 10), BENCH_CONNECTIONS (64), BENCH_THREADS (2),
-#      IO_THREADS (2: kibitz I/O threads and nginx workers alike).
+#      IO_THREADS (2: kibitz I/O threads and nginx workers alike),
+#      BENCH_PART (all, or busy: only the closed-loop runs beside a search).
 # Both servers log no line per request here (kibitz --log-level warn, nginx
 # access_log off), so neither pays for a log write the other skips.
 set -euo pipefail
@@ -132,6 +133,10 @@ echo "kibitz $("$kibitz" --version | head -1 | cut -d' ' -f2-) on 127.0.0.1:$por
   "$io_threads I/O threads, $search_threads search threads; wrk -t$wrk_threads -c$connections -d${seconds}s;" \
   "$(nproc) CPUs"
 echo "analysis JSON: $(wc -c <"$tmp/analysis.json") bytes"
+# BENCH_PART=busy: only the runs with the searches busy (the closed-loop
+# ones), for more rounds of those in the same time (bench-http-compare.sh).
+part=${BENCH_PART:-all}
+if [ "$part" = all ]; then
 run "kibitz GET /healthz" "$base/healthz"
 # Latency as one client sees it: a few connections, so the number is the
 # server's answer time rather than the queue wrk builds at saturation.
@@ -173,6 +178,7 @@ done
 run "nginx GET /analysis.json (static)" "http://127.0.0.1:$nport/analysis.json"
 kill "$nginx_pid" && wait "$nginx_pid" 2>/dev/null || true
 nginx_pid=""
+fi
 
 # --- /healthz while every search thread is busy -----------------------------
 job_ids=()
@@ -194,6 +200,7 @@ echo "long analyses running: $running of $search_threads search threads"
 # p99 of a few thousand requests moves with the machine's other tenants: the
 # paced probe runs PACED_ROUNDS times (default 5) and the median counts.
 paced=()
+[ "$part" = all ] || PACED_ROUNDS=0
 for r in $(seq "${PACED_ROUNDS:-5}"); do
   run "kibitz GET /healthz, paced, busy, $r" "$base/healthz" "$tmp/paced.lua" 4 1 short_slice
   paced+=("$last_p99")
@@ -204,6 +211,7 @@ run "  the same, wrk at the default slice" "$base/healthz" "$tmp/paced.lua" 4 1
 run "kibitz GET /healthz, 4 conns, busy" "$base/healthz" "$tmp/report.lua" 4 1 short_slice
 run "kibitz GET /healthz, searches busy" "$base/healthz"
 for id in "${job_ids[@]}"; do curl -sf -o /dev/null -X DELETE "$base/v1/jobs/$id"; done
+[ "$part" = all ] || exit 0
 
 echo
 awk -v a="${rps[kibitz POST /v1/analyze (cached)]}" -v h="${rps[kibitz GET /healthz]}" \
