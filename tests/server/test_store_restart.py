@@ -1,4 +1,4 @@
-"""Jobs survive the server: 20 reviews and 20 analysis jobs (10 and 10 in the
+"""Jobs survive the server: 20 reviews and 20 analysis jobs (5 and 5 in the
 sanitizer builds, KIBITZ_TEST_RESTART_JOBS) are submitted,
 the server is killed (SIGKILL, then in a second round SIGTERM) while they
 run, and a new server on the same store finishes them all. Each job ends
