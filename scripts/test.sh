@@ -285,15 +285,17 @@ if has tsan; then
   # core_tests_generic holds the table, thread pool, search, service
   # (generic.Service.*) and review (generic.Review.*) tests.
   tsan_tests='TranspositionTable|ThreadPool|ChessSearch|DraughtsSearch|generic\.Service\.|generic\.Review\.|server\.|Scheduler|^chaos$'
-  # Left out: suites that check one client's answers against an oracle --
-  # server.http (status codes, caches, SAN against chess.js), the
-  # tablebase's (Lichess's schema, Stockfish and Fathom; endings played by
-  # `kibitz uci` with one search thread) and eval_lines (Lichess's line
-  # format). The release and ASan stages run them; here the chaos test's 64
-  # clients drive the same endpoints at once, which is what TSan needs to
-  # see. They cost this stage 137 s of test time on the fresh machine (its
-  # CPU is saturated throughout, so about 70 s of the stage).
-  tsan_skip='^server\.(http|tablebase|tablebase_games|eval_lines)$'
+  # Left out: suites that check one client's answers against an oracle or
+  # the README -- server.http (status codes, caches, SAN against chess.js),
+  # the tablebase's (Lichess's schema, Stockfish and Fathom; endings played
+  # by `kibitz uci` with one search thread), eval_lines (Lichess's line
+  # format) and readme_promises (one request at a time, each against a
+  # sentence of the README). The release and ASan stages run them; here the
+  # chaos test's 64 clients drive the same endpoints at once, which is what
+  # TSan needs to see. They cost this stage 137 s and 123 s of test time on
+  # the fresh machine (its CPU is saturated throughout, so about half that
+  # of the stage's time).
+  tsan_skip='^server\.(http|tablebase|tablebase_games|eval_lines|readme_promises)$'
   echo "== tsan: ThreadSanitizer build in build-tsan/ of $tsan_targets; tests -R '$tsan_tests' but label slow and -E '$tsan_skip'"
   if await_build tsan; then
     reports=$(sanitizer_reports_dir build-tsan)
