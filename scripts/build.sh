@@ -6,9 +6,10 @@ cd "$(dirname "$0")/.."
 build_dir=${KIBITZ_BUILD_DIR:-build}
 generator=()
 command -v ninja >/dev/null && generator=(-G Ninja)
-# A unity build (CMake's: a few sources compiled as one translation unit)
-# parses the Boost.Beast, Asio and JSON headers once per group of files, not
-# once per file; -DCMAKE_UNITY_BUILD=OFF builds file by file.
+# A unity build (CMake's: each target's sources compiled as one translation
+# unit, CMakeLists.txt's CMAKE_UNITY_BUILD_BATCH_SIZE) parses and compiles the
+# Boost.Beast, Asio and JSON templates once per target, not once per file;
+# -DCMAKE_UNITY_BUILD=OFF builds file by file.
 if [ ! -f "$build_dir/CMakeCache.txt" ]; then
   cmake -S . -B "$build_dir" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release -DCMAKE_UNITY_BUILD=ON "$@"
 elif [ $# -gt 0 ]; then
