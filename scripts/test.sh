@@ -202,10 +202,13 @@ tsan_build() { KIBITZ_BUILD_TARGETS="$tsan_targets" sanitizer_build build-tsan t
 
 # Builds ahead. The sanitizer stages' builds run one after the other in the
 # background, from the end of the release build on, at nice 19: while the
-# stage before runs its tests, which mostly wait on servers, sockets and
-# timers, a build takes the CPU they leave idle and no more (a nice-19
-# process gets about 1.5% of a core that a nice-0 one wants). Each stage
-# then waits for its own build, prints its output, and starts its tests.
+# stage before runs its tests, a build takes the CPU they leave idle and no
+# more (a nice-19 process gets about 1.5% of a core that a nice-0 one
+# wants). On two cores that is little (vmstat: both busy through most of a
+# sanitizer stage), so a stage still waits for most of its build; the
+# builds' own size is what counts (CMakeLists.txt: a unity unit per target;
+# kibitz_server_side_target). Each stage then waits for its own build,
+# prints its output, and starts its tests.
 ahead_dir=$(mktemp -d /tmp/kibitz-test-builds.XXXXXX)
 ahead_pid=
 trap '[ -z "$ahead_pid" ] || kill -- -"$ahead_pid" 2>/dev/null || true; rm -rf "$ahead_dir"' EXIT
