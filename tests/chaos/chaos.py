@@ -1434,8 +1434,12 @@ async def main_async(args, server, config):
     games = {"chess": [], "draughts": []}
     for kind in ("chess", "draughts"):
         games[kind].append(await make_game(port, kind, grng, args.long_plies, until_end=False))
+        # Played to their end, or to 120 plies: random chess rarely ends
+        # (these were 300-ply games still going on), and each ply of a game
+        # is a /v1/moves call with every move before it -- at 300 plies,
+        # most of the half minute these games took under ASan.
         for _ in range(args.extra_games):
-            games[kind].append(await make_game(port, kind, grng, args.long_plies, until_end=True))
+            games[kind].append(await make_game(port, kind, grng, min(args.long_plies, 120), until_end=True))
     print("chaos: cached games in %.1f s: %s" % (time.monotonic() - t0, ", ".join(
         "%s %d plies (%s)" % (k, g.plies(), g.status[-1]) for k in games for g in games[k])), flush=True)
 
@@ -1501,7 +1505,7 @@ def main():
     ap.add_argument("--config", default=os.path.join(HERE, "chaos_config.json"))
     ap.add_argument("--only", help="CLIENT:SCENARIO[,...]: replay these scenarios of --seed")
     ap.add_argument("--long-plies", type=int, default=300)
-    ap.add_argument("--extra-games", type=int, default=2, help="games per kind played to their end")
+    ap.add_argument("--extra-games", type=int, default=2, help="games per kind played to their end (at most 120 plies)")
     ap.add_argument("--log", help="JSON lines: every request and failure")
     ap.add_argument("--without", default="", help="leave out these scenarios, e.g. annotate,ws_annotate,"
                     "ws_annotate_stop (to look past a known crash; the choices of the others stay the same)")
