@@ -77,6 +77,11 @@ ERROR_STATUS = {             # error code -> HTTP status (README, Errors)
     "internal": 500, "shutting_down": 503, "deadline_exceeded": 503,
 }
 SYNC_TIMEOUT = 120.0         # seconds for any one answer
+# The cached games played to their end stop here too: random chess rarely
+# ends (they were 300-ply games still going on), and each ply of a game is
+# a /v1/moves call with every move before it -- at 300 plies, most of the
+# half minute these games took under ASan.
+ENDED_GAME_PLIES = 120
 WS_LOAD_ERRORS = {"queue_full", "rate_limited", "deadline_exceeded", "client_work_cap"}
 
 
@@ -1434,12 +1439,9 @@ async def main_async(args, server, config):
     games = {"chess": [], "draughts": []}
     for kind in ("chess", "draughts"):
         games[kind].append(await make_game(port, kind, grng, args.long_plies, until_end=False))
-        # Played to their end, or to 120 plies: random chess rarely ends
-        # (these were 300-ply games still going on), and each ply of a game
-        # is a /v1/moves call with every move before it -- at 300 plies,
-        # most of the half minute these games took under ASan.
         for _ in range(args.extra_games):
-            games[kind].append(await make_game(port, kind, grng, min(args.long_plies, 120), until_end=True))
+            games[kind].append(await make_game(port, kind, grng, min(args.long_plies, ENDED_GAME_PLIES),
+                                               until_end=True))
     print("chaos: cached games in %.1f s: %s" % (time.monotonic() - t0, ", ".join(
         "%s %d plies (%s)" % (k, g.plies(), g.status[-1]) for k in games for g in games[k])), flush=True)
 
@@ -1505,7 +1507,7 @@ def main():
     ap.add_argument("--config", default=os.path.join(HERE, "chaos_config.json"))
     ap.add_argument("--only", help="CLIENT:SCENARIO[,...]: replay these scenarios of --seed")
     ap.add_argument("--long-plies", type=int, default=300)
-    ap.add_argument("--extra-games", type=int, default=2, help="games per kind played to their end (at most 120 plies)")
+    ap.add_argument("--extra-games", type=int, default=2, help="games per kind played to their end (at most %d plies)" % ENDED_GAME_PLIES)
     ap.add_argument("--log", help="JSON lines: every request and failure")
     ap.add_argument("--without", default="", help="leave out these scenarios, e.g. annotate,ws_annotate,"
                     "ws_annotate_stop (to look past a known crash; the choices of the others stay the same)")
