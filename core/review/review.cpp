@@ -250,9 +250,8 @@ class Reviewing final : public Handle, public std::enable_shared_from_this<Revie
     }
     if (failure) return fail(std::move(*failure));
     try {
-      if (finished) options_.on_ply(finished->first, finished->second);
-      if (done >= 0) report_progress(done);
-    } catch (...) {  // on_progress threw
+      report_progress(done, finished ? &*finished : nullptr);
+    } catch (...) {  // on_ply or on_progress threw
       return fail(Error{"internal", current_exception_text()});
     }
     pump();
@@ -303,14 +302,24 @@ class Reviewing final : public Handle, public std::enable_shared_from_this<Revie
   }
 
   // Results arrive on several search threads at once: progress is reported
-  // in order, never twice for one figure, and the last one before on_done.
-  // The lock is recursive: on_progress may stop the review, and a stopped
-  // search may report its result on this very thread.
-  void report_progress(int done) {
+  // in order, never twice for one figure, and never after on_done (a search
+  // that ended while another failed the review reports nothing: on_done may
+  // have run, and what the callbacks hold may be gone). The lock is
+  // recursive: on_progress may stop the review, and a stopped search may
+  // report its result on this very thread.
+  void report_progress(int done, const std::pair<size_t, FinishedPly>* finished = nullptr) {
     std::lock_guard lock(progress_mutex_);
+    if (reporting_closed_) return;
+    if (finished) options_.on_ply(finished->first, finished->second);
     if (done <= progress_reported_) return;
     progress_reported_ = done;
     if (callbacks_.on_progress) callbacks_.on_progress(Progress{done, int(plies_.size())});
+  }
+
+  // After this, report_progress calls nothing; a call under way has returned.
+  void close_reporting() {
+    std::lock_guard lock(progress_mutex_);
+    reporting_closed_ = true;
   }
 
   void maybe_finish() noexcept {
@@ -335,6 +344,10 @@ class Reviewing final : public Handle, public std::enable_shared_from_this<Revie
       }
     } catch (...) {
       outcome.emplace(Unexpected(Error{"internal", current_exception_text()}));
+    }
+    try {
+      close_reporting();
+    } catch (...) {  // the lock failed: nothing to do but report
     }
     try {
       if (callbacks_.on_done) callbacks_.on_done(*outcome);
@@ -456,6 +469,7 @@ class Reviewing final : public Handle, public std::enable_shared_from_this<Revie
   mutable std::mutex mutex_;
   std::recursive_mutex progress_mutex_;  // never taken inside mutex_
   int progress_reported_ = 0;
+  bool reporting_closed_ = false;  // under progress_mutex_: on_done is next
   std::condition_variable cv_;
   std::vector<PlyState> plies_;
   std::vector<Task> retries_;             // searches to run again to depth 1

@@ -104,7 +104,7 @@ struct Progress {
 
 // on_done: exactly once; Error "cancelled" after stop(), "internal" when a
 // search failed or something threw (on_progress included). What on_done
-// throws is swallowed.
+// throws is swallowed. No on_progress or on_ply call runs during or after it.
 using Callbacks = engine::Reporting<Progress, Expected<Review, Error>>;
 
 class Handle {
