@@ -25,10 +25,12 @@
 #      and parallel reviews on its shared pool and table, server, the
 #      store's concurrent use: server.store.*), and the chaos test for
 #      KIBITZ_CHAOS_SECONDS (default here 30).
-#   4. Every libFuzzer target for 20 seconds (stage 2's build; build-fuzz/
+#   4. Every libFuzzer target for 10 seconds (stage 2's build; build-fuzz/
 #      when stage 2 does not run): FEN,
 #      moves and records of both games, server request bodies, WebSocket
-#      messages through the real server.
+#      messages through the real server. Each first runs its whole seed
+#      corpus (fuzz/corpus: the regressions); the rest is a short search for
+#      new inputs -- longer runs are scripts/fuzz.sh's, by hand.
 #
 # KIBITZ_TEST_STAGES=release,asan,tsan,fuzz chooses stages (default: all); a
 # name that is not one of these is refused (exit 2) before anything runs.
@@ -316,7 +318,7 @@ fi
 
 if has fuzz; then
   stage_started=$SECONDS
-  fuzz_seconds=${KIBITZ_FUZZ_SECONDS:-20}
+  fuzz_seconds=${KIBITZ_FUZZ_SECONDS:-10}
   # The asan stage's build when it ran (the same flags), else build-fuzz/.
   fuzz_dir=build-fuzz
   [ "${asan_built:-0}" = 1 ] && fuzz_dir=build-asan

@@ -316,21 +316,22 @@ class Batches(unittest.TestCase):
                     self.assertIsNotNone(l["bestmove"], l)
 
     def test_a_batch_jobs_positions_search_past_max_movetime_ms(self):
-        # max_movetime_ms 50: /v1/batch stops a 2,000,000-node search by time;
-        # the same batch as a job searches to its limit.
-        with Server(config={"max_movetime_ms": 50}) as s:
-            body = {"limits": {"nodes": 2000000}, "positions": [{"fen": CHESS_MIDDLE}]}
+        # max_movetime_ms 10: /v1/batch stops a 500,000-node search by time
+        # (about half a second in a release build); the same batch as a job
+        # searches to its limit.
+        with Server(config={"max_movetime_ms": 10}) as s:
+            body = {"limits": {"nodes": 500000}, "positions": [{"fen": CHESS_MIDDLE}]}
             status, _, lines = s.post("/v1/batch", body)
             self.assertEqual(status, 200, lines)
-            self.assertLess(lines[0]["nodes"], 2000000, lines)
+            self.assertLess(lines[0]["nodes"], 500000, lines)
             status, _, r = s.post("/v1/jobs", body)
             self.assertEqual(status, 202, r)
             done = finished_job(s, r["id"])
             self.assertEqual(done["status"], "done", done)
             line = done["result"]["results"][0]
             self.assertFalse(line["stopped"], line)
-            self.assertGreaterEqual(line["nodes"], 2000000, line)
-            self.assertEqual(line["limits"], {"nodes": 2000000}, line)
+            self.assertGreaterEqual(line["nodes"], 500000, line)
+            self.assertEqual(line["limits"], {"nodes": 500000}, line)
 
 
 class WebSocket(unittest.TestCase):
