@@ -82,6 +82,12 @@ SYNC_TIMEOUT = 120.0         # seconds for any one answer
 # a /v1/moves call with every move before it -- at 300 plies, most of the
 # half minute these games took under ASan.
 ENDED_GAME_PLIES = 120
+# The long draughts game aims at this many plies, not --long-plies: its
+# random games end early (forced captures, the draw rules), and each time
+# it backs up and tries again, looking a ply ahead at every move. Aiming at
+# 300 it took 5,000 /v1/moves calls and 16-25 s under ASan and stopped
+# near 170 plies all the same.
+LONG_DRAUGHTS_PLIES = 150
 WS_LOAD_ERRORS = {"queue_full", "rate_limited", "deadline_exceeded", "client_work_cap"}
 
 
@@ -372,12 +378,13 @@ def pick_move(rng, kind, legal):
 
 
 async def make_game(port, kind, rng, target, until_end):
-    """Random legal game of `target` plies (backing up when it ends too soon),
-    or, with until_end, until it ends (at most `target`)."""
+    """Random legal game of `target` plies (backing up when it ends too soon;
+    the longest one found after 3 * target moves and back-ups), or, with
+    until_end, until it ends (at most `target`)."""
     g = Game(kind)
     answers = [await moves_call(port, kind, [])]
     best = None
-    for _ in range(6 * target):
+    for _ in range(3 * target):
         a = answers[-1]
         if len(g.moves) >= target:
             break
@@ -1433,15 +1440,23 @@ async def main_async(args, server, config):
             "max_multipv": lim["max_multipv"],
             "perft_chess": lim.get("max_perft_depth", {}).get("chess", config["max_perft_depth_chess"]),
             "perft_draughts": lim.get("max_perft_depth", {}).get("draughts", config["max_perft_depth_draughts"])}
-    # the cached games: deterministic for the seed
+    # the cached games: deterministic for the seed (each game its own random
+    # numbers), made at once -- one after the other they were a third of the
+    # run under ASan, a /v1/moves call a ply
     t0 = time.monotonic()
-    grng = random.Random("%s:games" % args.seed)
-    games = {"chess": [], "draughts": []}
+    made = []
     for kind in ("chess", "draughts"):
-        games[kind].append(await make_game(port, kind, grng, args.long_plies, until_end=False))
-        for _ in range(args.extra_games):
-            games[kind].append(await make_game(port, kind, grng, min(args.long_plies, ENDED_GAME_PLIES),
-                                               until_end=True))
+        for i in range(1 + args.extra_games):
+            rng = random.Random("%s:games:%s:%d" % (args.seed, kind, i))
+            if i == 0:
+                plies = args.long_plies if kind == "chess" else min(args.long_plies, LONG_DRAUGHTS_PLIES)
+                made.append(make_game(port, kind, rng, plies, until_end=False))
+            else:
+                made.append(make_game(port, kind, rng, min(args.long_plies, ENDED_GAME_PLIES),
+                                      until_end=True))
+    games = {"chess": [], "draughts": []}
+    for g in await asyncio.gather(*made):
+        games[g.kind].append(g)
     print("chaos: cached games in %.1f s: %s" % (time.monotonic() - t0, ", ".join(
         "%s %d plies (%s)" % (k, g.plies(), g.status[-1]) for k in games for g in games[k])), flush=True)
 
@@ -1506,7 +1521,8 @@ def main():
     ap.add_argument("--clients", type=int, default=64)
     ap.add_argument("--config", default=os.path.join(HERE, "chaos_config.json"))
     ap.add_argument("--only", help="CLIENT:SCENARIO[,...]: replay these scenarios of --seed")
-    ap.add_argument("--long-plies", type=int, default=300)
+    ap.add_argument("--long-plies", type=int, default=300,
+                    help="plies of the long chess game (draughts: at most %d)" % LONG_DRAUGHTS_PLIES)
     ap.add_argument("--extra-games", type=int, default=2, help="games per kind played to their end (at most %d plies)" % ENDED_GAME_PLIES)
     ap.add_argument("--log", help="JSON lines: every request and failure")
     ap.add_argument("--without", default="", help="leave out these scenarios, e.g. annotate,ws_annotate,"
