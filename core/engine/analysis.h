@@ -93,6 +93,9 @@ struct Result : Progress {
   // "stalemate", "loss" (draughts), or "draw_<rule>"; else "ongoing".
   std::string status = "ongoing";
   bool stopped = false;  // ended by stop() rather than by a limit
+  // Ended at limits.deadline (a caller's bound: a server's job deadline or
+  // movetime cap) before the search reached its own limits.
+  bool cut_by_deadline = false;
   // Set when the search failed (an exception inside it, e.g. out of
   // memory): the rest of the result is what it had found before, if anything.
   std::optional<std::string> error;

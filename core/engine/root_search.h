@@ -212,6 +212,7 @@ class RootSearch final : public engine::SearchHandle,
     static_cast<engine::Progress&>(r) = progress_of(*best);
     r.fen = fen_;
     r.stopped = stopped_by_request_.load(std::memory_order_relaxed);
+    r.cut_by_deadline = shared_.cut_by_deadline.load(std::memory_order_relaxed);
     if (!r.lines.empty() && !r.lines[0].moves.empty()) {
       r.bestmove = r.lines[0].moves[0];
       if (r.lines[0].moves.size() > 1) r.ponder = r.lines[0].moves[1];

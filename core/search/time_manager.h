@@ -39,10 +39,11 @@ class TimeManager {
   Clock::time_point start() const { return start_; }
 
   // Checked during the search.
-  bool out_of_time() const {
-    if (limits_.deadline && Clock::now() >= *limits_.deadline) return true;
-    return hard_ && elapsed_ms() >= maximum_ms_;
-  }
+  bool out_of_time() const { return deadline_passed() || own_time_is_up(); }
+  // The deadline (a bound of the caller's, not a limit of the search's own)
+  // has passed while the search's own time limit, if any, had not: it ends
+  // the search short of its limits.
+  bool deadline_cuts() const { return deadline_passed() && !own_time_is_up(); }
   // Checked between iterations: with a clock, start no new iteration once
   // the optimum time, scaled by `stability`, has passed. `stability` is below
   // 1 when the best move has not changed for a while, above 1 when it keeps
@@ -59,6 +60,9 @@ class TimeManager {
   bool infinite() const { return limits_.infinite; }
 
  private:
+  bool deadline_passed() const { return limits_.deadline && Clock::now() >= *limits_.deadline; }
+  bool own_time_is_up() const { return hard_ && elapsed_ms() >= maximum_ms_; }
+
   Clock::time_point start_;
   Limits limits_;
   int64_t optimum_ms_ = 0, maximum_ms_ = 0;

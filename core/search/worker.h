@@ -138,6 +138,9 @@ struct Shared {
   TimeManager time;
   tt::Table& tt;
   std::atomic<bool> stop{false};
+  // The main worker stopped the search at limits.deadline, short of its
+  // own limits (TimeManager::deadline_cuts).
+  std::atomic<bool> cut_by_deadline{false};
   std::vector<std::unique_ptr<Worker<G>>> workers;
   // The history tables to start from and to leave for the next search; none:
   // every worker starts from empty tables.

@@ -109,7 +109,8 @@ json encode_result(const engine::Result& r, const ResultContext& c) {
   j["status"] = r.status;
   j["bestmove"] = r.bestmove ? json(*r.bestmove) : json(nullptr);
   j["ponder"] = r.ponder ? json(*r.ponder) : json(nullptr);
-  j["stopped"] = r.stopped;
+  // Short of the client's limits, by a stop or by the server's deadline.
+  j["stopped"] = r.stopped || r.cut_by_deadline;
   j["source"] = "search";  // "library" when answered from the evaluation library
   return j;
 }

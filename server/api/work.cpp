@@ -113,13 +113,14 @@ void AnalysisWork::start() {
   request.background = priority == Priority::batch;
   // A synchronous request (or a batch's position) is held to the movetime
   // cap even when it asked for depth or nodes only; jobs and infinite
-  // searches to the job deadline.
+  // searches to the job deadline. A movetime (never above the cap: decode)
+  // ends the search itself: the cap's deadline, a moment after this start,
+  // would otherwise come just before it and call the search cut short.
   auto deadline = deadline_;
-  if (movetime_capped && !request.limits.infinite)
+  if (movetime_capped && !request.limits.infinite && !request.limits.movetime_ms)
     deadline =
         std::min(deadline, began_ + std::chrono::milliseconds(core_->config.max_movetime_ms));
   request.limits.deadline = deadline;
-  search_deadline_ = deadline;
 
   auto self = shared_from_this();
   engine::Callbacks callbacks;
@@ -158,7 +159,7 @@ void AnalysisWork::on_result(const engine::Result& r) {
   json body = encode_result(r, context_);
   // Only a search that ran to its own limits is worth repeating: not one
   // stopped by a client or cut short by a deadline.
-  const bool complete = !r.stopped && Clock::now() < search_deadline_;
+  const bool complete = !r.stopped && !r.cut_by_deadline;
   if (complete && !call_.cache_key.empty()) core_->cache.put(call_.cache_key, body);
   if (complete) library_keep(*core_, call_, r);
   core_->metrics.job_finished(r.stopped, false, r.nodes);
@@ -166,7 +167,10 @@ void AnalysisWork::on_result(const engine::Result& r) {
       "analysis {} game={} limits={} multipv={} threads={} depth={} nodes={} time_ms={} "
       "outcome={}",
       name(), game_name(context_.game), call_.limits.dump(), call_.request.multipv,
-      call_.request.threads, r.depth, r.nodes, r.time_ms, r.stopped ? "stopped" : "done");
+      call_.request.threads, r.depth, r.nodes, r.time_ms,
+      r.stopped           ? "stopped"
+      : r.cut_by_deadline ? "deadline"
+                          : "done");
   done(Reply{200, std::move(body), nullptr, {}});
 }
 

@@ -124,7 +124,6 @@ class AnalysisWork final : public EngineWork<AnalyzeCall, engine::SearchHandle>,
   void on_result(const engine::Result& r);
 
   ResultContext context_;
-  engine::Clock::time_point search_deadline_;  // deadline_, or sooner for interactive searches
 };
 
 class ReviewWork final : public EngineWork<AnnotateCall, review::Handle>,

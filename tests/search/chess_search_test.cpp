@@ -133,6 +133,47 @@ TEST(ChessSearch, NodeLimitIsRespected) {
   EXPECT_TRUE(result.bestmove);
 }
 
+// limits.deadline is a caller's bound (a server's job deadline or movetime
+// cap): a search it ends before the search's own limits says so
+// (cut_by_deadline; the server answers "stopped": true), one that reaches
+// its own limits first does not. The limits here take minutes without the
+// deadline; the deadlines of the uncut searches are ten minutes away.
+TEST(ChessSearch, ADeadlineBeforeItsOwnLimitsCutsTheSearch) {
+  using namespace std::chrono_literals;
+  const auto at = [](std::chrono::milliseconds ms) { return Clock::now() + ms; };
+  AnalysisRequest deep = chess("", 64);
+  deep.limits.deadline = at(100ms);
+  engine::Result r = run(deep);
+  EXPECT_TRUE(r.cut_by_deadline);
+  EXPECT_FALSE(r.stopped) << "no stop() was called";
+  EXPECT_LT(r.depth, 64);
+  EXPECT_TRUE(r.bestmove);
+
+  AnalysisRequest infinite = chess("", 0);
+  infinite.limits.depth.reset();
+  infinite.limits.infinite = true;
+  infinite.limits.deadline = at(100ms);
+  EXPECT_TRUE(run(infinite).cut_by_deadline);
+
+  AnalysisRequest short_of_it = chess("", 0);
+  short_of_it.limits.depth.reset();
+  short_of_it.limits.movetime_ms = 60'000;
+  short_of_it.limits.deadline = at(100ms);
+  EXPECT_TRUE(run(short_of_it).cut_by_deadline) << "the deadline came long before its movetime";
+
+  AnalysisRequest shallow = chess("", 4);
+  shallow.limits.deadline = at(600'000ms);
+  r = run(shallow);
+  EXPECT_FALSE(r.cut_by_deadline);
+  EXPECT_EQ(r.depth, 4);
+
+  AnalysisRequest timed = chess("", 0);
+  timed.limits.depth.reset();
+  timed.limits.movetime_ms = 50;
+  timed.limits.deadline = at(600'000ms);
+  EXPECT_FALSE(run(timed).cut_by_deadline) << "its own movetime ended it";
+}
+
 TEST(ChessSearch, StopEndsAnInfiniteSearchWithinMomentsOfWork) {
   // Work, not wall time, is measured: the nodes searched after stop() has
   // returned. Every node reads the stop flag, so the rest is the unwinding.

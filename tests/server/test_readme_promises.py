@@ -371,9 +371,11 @@ class WebSocket(unittest.TestCase):
                                "limits": {"infinite": True}})
                 return await ws.until(final_of("inf"))
             seen = run_ws(s, go)
-            # Ended without a stop: the deadline ended it, with its best move.
+            # Ended without a stop: the deadline ended it, with its best move,
+            # and says it was cut short.
             self.assertEqual(seen[-1]["type"], "bestmove", seen[-1])
             self.assertIsNotNone(seen[-1]["bestmove"])
+            self.assertIs(seen[-1]["stopped"], True, seen[-1])
 
 
 def library(args, store, extra_env=None):

@@ -38,6 +38,22 @@ TEST(Deadlines, ASynchronousDepthOnlyAnalysisIsCutAtMaxMovetime) {
   EXPECT_EQ(r.body["limits"], json({{"depth", 64}}));
   EXPECT_LT(r.body["depth"].get<int>(), 64);
   EXPECT_TRUE(r.body["bestmove"].is_string()) << r.body.dump();
+  EXPECT_EQ(r.body["stopped"], true) << "short of its limits: " << r.body.dump();
+}
+
+// A movetime is never above the cap (decode lowers it): the search's own
+// limit ends it, and the answer is not "stopped" (the cap's deadline, set a
+// moment before the search starts, would otherwise come just before it).
+TEST(Deadlines, AMovetimeAtTheCapEndsTheSearchItself) {
+  auto service = small_service(1);
+  Config c = test_config();
+  c.max_movetime_ms = 300;
+  auto api = make_api(c, *service);
+  Reply r = analyze(*api, {{"fen", kMiddle}, {"limits", {{"movetime_ms", 5000}}}});
+  ASSERT_EQ(r.status, 200) << r.body.dump();
+  EXPECT_EQ(r.body["limits"], json({{"movetime_ms", 300}}));
+  EXPECT_EQ(r.body["stopped"], false) << r.body.dump();
+  EXPECT_GE(r.body["time_ms"].get<int64_t>(), 300) << r.body.dump();
 }
 
 TEST(Deadlines, ASynchronousNodeOnlyAnalysisIsCutAtMaxMovetime) {
@@ -51,6 +67,7 @@ TEST(Deadlines, ASynchronousNodeOnlyAnalysisIsCutAtMaxMovetime) {
   EXPECT_EQ(r.body["limits"], json({{"nodes", 100'000'000}}));
   EXPECT_LT(r.body["nodes"].get<uint64_t>(), 100'000'000u);
   EXPECT_TRUE(r.body["bestmove"].is_string()) << r.body.dump();
+  EXPECT_EQ(r.body["stopped"], true) << "short of its limits: " << r.body.dump();
 }
 
 TEST(Deadlines, ARunningAnalysisJobPastItsDeadlineReportsItsBestSoFar) {
@@ -71,6 +88,7 @@ TEST(Deadlines, ARunningAnalysisJobPastItsDeadlineReportsItsBestSoFar) {
   EXPECT_TRUE(result["bestmove"].is_string()) << result.dump();
   EXPECT_FALSE(result["lines"].empty()) << result.dump();
   EXPECT_LT(result["depth"].get<int>(), 64);
+  EXPECT_EQ(result["stopped"], true) << "short of its limits: " << result.dump();
 }
 
 TEST(Deadlines, ARunningReviewPastItsDeadlineFailsWithDeadlineExceeded) {
