@@ -424,20 +424,27 @@ Expected<std::vector<Game>, ParseError> read(std::string_view text, const ReadOp
   return Reader(text, options).run();
 }
 
+std::string termination(const Game& game) {
+  if (!game.result.empty()) return game.result;
+  const std::string* tag = game.tag("Result");
+  return tag && is_result(*tag) ? *tag : "*";
+}
+
 std::string write(const Game& game, int first_move_number, bool white_first) {
   std::string out;
   static constexpr std::string_view kRoster[] = {"Event", "Site",  "Date",  "Round",
                                                  "White", "Black", "Result"};
+  const std::string result = termination(game);
   for (auto name : kRoster)
     if (const std::string* v = game.tag(name))
-      out += "[" + std::string(name) + " \"" + escape(*v) + "\"]\n";
+      out += "[" + std::string(name) + " \"" + escape(name == "Result" ? result : *v) + "\"]\n";
   for (const auto& t : game.tags)
     if (std::find(std::begin(kRoster), std::end(kRoster), t.name) == std::end(kRoster))
       out += "[" + t.name + " \"" + escape(t.value) + "\"]\n";
   if (!game.tags.empty()) out += "\n";
   Writer w;
   write_variation(w, game.main, std::max(1, first_move_number), white_first);
-  w.token(game.result.empty() ? "*" : game.result);
+  w.token(result);
   out += w.finish();
   return out;
 }

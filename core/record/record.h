@@ -84,6 +84,11 @@ constexpr size_t held_bound(size_t text_bytes, size_t plies, size_t tags) {
   return kHeldPerTextByte * text_bytes + kHeldPerPly * plies + kHeldPerTag * tags + kHeldPerGame;
 }
 
+// The game's termination marker: its movetext's result, else its Result tag
+// when that holds a result, else "*". write() puts it both at the end of the
+// movetext and in the Result tag (the export format wants the two equal).
+std::string termination(const Game& game);
+
 // Writes a game as export-format text: tags first (the Seven Tag Roster in
 // order, then the rest), movetext wrapped at 80 columns. `white_first` tells
 // whether the first move of the main line is White's and `first_move_number`

@@ -256,6 +256,26 @@ TEST(Record, ARepeatedTagKeepsItsLastValue) {
   EXPECT_EQ(*(*games)[0].tag("Event"), "b");
 }
 
+TEST(Record, TheResultTagAndTheMarkerAreWrittenEqual) {
+  // No marker: the Result tag's result ends the movetext.
+  auto tag_only = read("[White \"a\"]\n[Result \"1-0\"]\n1. e4 e5");
+  ASSERT_TRUE(tag_only);
+  EXPECT_EQ(termination((*tag_only)[0]), "1-0");
+  EXPECT_EQ(write((*tag_only)[0]), "[White \"a\"]\n[Result \"1-0\"]\n\n1. e4 e5 1-0\n");
+  // Both, different: the movetext's marker is written in the tag too.
+  auto both = read("[Result \"1-0\"]\n1. e4 e5 0-1");
+  ASSERT_TRUE(both);
+  EXPECT_EQ(write((*both)[0]), "[Result \"0-1\"]\n\n1. e4 e5 0-1\n");
+  // A tag that holds no result: "*" in both places.
+  auto unknown = read("[Result \"?\"]\n1. e4");
+  ASSERT_TRUE(unknown);
+  EXPECT_EQ(write((*unknown)[0]), "[Result \"*\"]\n\n1. e4 *\n");
+  // Neither: "*", and no tag is made up.
+  auto neither = read("1. e4");
+  ASSERT_TRUE(neither);
+  EXPECT_EQ(write((*neither)[0]), "1. e4 *\n");
+}
+
 TEST(Record, EnforcesLimits) {
   ReadOptions o;
   o.max_plies = 3;

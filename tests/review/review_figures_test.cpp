@@ -204,5 +204,14 @@ TEST(ReviewAnnotation, TheLastMoveOfAFinishedGameHasNoEval) {
   EXPECT_TRUE(has_eval((*open_again)[0].main.moves.at(2))) << open->annotated;
 }
 
+TEST(ReviewAnnotation, AResultGivenOnlyByItsTagEndsTheAnnotatedGame) {
+  auto r = review_of("[Result \"0-1\"]\n\n1. f3 e5 2. g4", GameKind::chess, 4);
+  ASSERT_TRUE(r) << r.error().message;
+  auto again = record::read(r->annotated);
+  ASSERT_TRUE(again) << r->annotated;
+  EXPECT_EQ((*again)[0].result, "0-1") << r->annotated;
+  EXPECT_EQ(*(*again)[0].tag("Result"), "0-1") << r->annotated;
+}
+
 }  // namespace
 }  // namespace kibitz::review
