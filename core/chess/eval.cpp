@@ -412,7 +412,17 @@ int evaluate(const Position& pos) {
   // (no network selected when it started) asks nothing more.
   const nnue::Network* net = pos.nnue_network();
   if (!net && !pos.nn_accumulator()) net = nnue::current();
-  if (net) return std::clamp(nnue_evaluate(*net, pos), -kEvalLimit, kEvalLimit);
+  if (net) {
+    int v = nnue_evaluate(*net, pos);
+    // A network file may give the hand-written evaluation (without its
+    // correction) a share of the result, in sixteenths: the two err apart.
+    if (const int share = net->classical_share) {
+      const int c = finish(pos, evaluate_score<false>(pos, nullptr));
+      v = (v * (nnue::kShareUnits - share) + (pos.side_to_move() == White ? c : -c) * share) /
+          nnue::kShareUnits;
+    }
+    return std::clamp(v, -kEvalLimit, kEvalLimit);
+  }
   const int v = finish(pos, evaluate_score<false>(pos, nullptr));
   return std::clamp((pos.side_to_move() == White ? v : -v) + nn_correction(pos), -kEvalLimit,
                     kEvalLimit);

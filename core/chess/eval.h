@@ -3,7 +3,9 @@
 // middlegame and endgame by the non-pawn material left, plus mobility, king
 // safety, pawn structure and passed pawns; then the learned correction
 // (nn.h) added. Or, when a network is selected (nnue_network.h: the
-// `eval_file` setting), the network's output alone.
+// `eval_file` setting), the network's output, blended with the hand-written
+// evaluation (without the correction) when the network file gives that a
+// share.
 #pragma once
 
 #include "chess/eval_terms.h"

@@ -56,10 +56,13 @@ std::vector<std::unique_ptr<Network>> loaded_;
 
 }  // namespace
 
-uint64_t fnv1a(const unsigned char* data, size_t size) {
-  uint64_t h = 0xcbf29ce484222325ull;
+uint64_t fnv1a_continue(uint64_t h, const unsigned char* data, size_t size) {
   for (size_t i = 0; i < size; ++i) h = (h ^ data[i]) * 0x100000001b3ull;
   return h;
+}
+
+uint64_t fnv1a(const unsigned char* data, size_t size) {
+  return fnv1a_continue(0xcbf29ce484222325ull, data, size);
 }
 
 std::string parse(const unsigned char* data, size_t size, Network& net) {
@@ -83,9 +86,15 @@ std::string parse(const unsigned char* data, size_t size, Network& net) {
   if (size != kHeaderSize + payload)
     return "network file of " + std::to_string(size) + " bytes, its header says " +
            std::to_string(kHeaderSize + payload);
+  const uint32_t share = u32_at(data + 28);
+  if (share > uint32_t(kShareUnits))
+    return "network classical share " + std::to_string(share) + " (0 to " +
+           std::to_string(kShareUnits) + " sixteenths)";
   uint64_t hash;
   std::memcpy(&hash, data + 128, 8);
-  if (fnv1a(data + kHeaderSize, payload) != hash)
+  uint64_t computed = fnv1a(data + kHeaderSize, payload);
+  if (share) computed = fnv1a_continue(computed, data + 28, 4);
+  if (computed != hash)
     return "network file damaged (its payload does not match the hash in its header)";
   std::memcpy(net.king_bucket, data + 32, 64);
   for (int s = 0; s < 64; ++s)
@@ -95,6 +104,7 @@ std::string parse(const unsigned char* data, size_t size, Network& net) {
   net.king_buckets = int(buckets);
   net.version = int(version);
   net.qa = version == 1 ? kQa1 : kQa2;
+  net.classical_share = int(share);
   net.hash = hash;
   const unsigned char* p = data + kHeaderSize;
   p = read_array(p, &net.ft_weights[0][0], size_t(buckets) * kInputs * kHidden);

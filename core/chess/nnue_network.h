@@ -15,7 +15,11 @@
 //     first (2 * kHidden values);
 //   -> one output of kOutputBuckets, chosen by the number of pieces on the
 //     board ((pieces - 2) / 4);
-//   -> centipawns, kScale times the float network's output.
+//   -> centipawns, kScale times the float network's output;
+//   -> with a classical share s (the header's, 0-16), the evaluation is
+//     (16 - s) / 16 of that and s / 16 of the hand-written evaluation
+//     (chess/eval.cpp; the correction left out): an ensemble of the two,
+//     whose errors differ, that games chose for the built-in network.
 //
 // The integers (the file's version says which; both are read):
 //   version 1: QA = 255 (kQa1); output weights times 64 (kQb1) and at most
@@ -43,11 +47,15 @@
 //         16   u32      hidden units (kHidden)
 //         20   u32      king buckets (1..kMaxKingBuckets)
 //         24   u32      output buckets (kOutputBuckets)
-//         28   u32      reserved, 0
+//         28   u32      the hand-written evaluation's share of the result,
+//                       in sixteenths (0..kShareUnits; 0, the network alone,
+//                       in files made before this field was used)
 //         32   u8[64]   king_bucket: the bucket of each king square (as its
 //                       side sees it; squares on files a-d are unused)
 //         96   char[32] name, NUL-padded (what /v1/info and `engine` show)
-//        128   u64      FNV-1a 64 of the payload
+//        128   u64      FNV-1a 64 of the payload, continued over the 4 bytes
+//                       at offset 28 when they are not 0 (the share is part
+//                       of what evaluates, so of the name and hash shown)
 //        136   payload: i16 ft_weights[king_buckets * 768][kHidden],
 //                       i16 ft_bias[kHidden],
 //                       i16 out_weights[kOutputBuckets][2 * kHidden],
@@ -68,6 +76,7 @@ constexpr int kHidden = 256;
 constexpr int kMaxKingBuckets = 8;
 constexpr int kOutputBuckets = 8;
 constexpr int kScale = 400;
+constexpr int kShareUnits = 16;  // the classical share's whole
 // Version 1's integers.
 constexpr int kQa1 = 255;
 constexpr int kQb1 = 64;
@@ -89,8 +98,9 @@ struct alignas(64) Network {
   int32_t out_bias[kOutputBuckets];
   uint8_t king_bucket[64];
   int king_buckets;
-  int version;  // 1 or 2: the integers' scales
-  int qa;       // the accumulator's 1.0 (kQa1 or kQa2), where SCReLU clamps
+  int version;          // 1 or 2: the integers' scales
+  int qa;               // the accumulator's 1.0 (kQa1 or kQa2), where SCReLU clamps
+  int classical_share;  // 0..kShareUnits: the hand-written evaluation's part
   char name[33];
   uint64_t hash;
 };
@@ -99,8 +109,10 @@ struct alignas(64) Network {
 // bytes are not a network of this architecture (net is then unspecified).
 std::string parse(const unsigned char* data, size_t size, Network& net);
 
-// FNV-1a 64 of the bytes (the file's payload check).
+// FNV-1a 64 of the bytes (the file's payload check), and the same hash
+// continued over more bytes.
 uint64_t fnv1a(const unsigned char* data, size_t size);
+uint64_t fnv1a_continue(uint64_t hash, const unsigned char* data, size_t size);
 
 // The network built into the binary (the file under core/chess/nets/ that
 // CMake names), or null when the build has none.

@@ -66,6 +66,18 @@ std::vector<unsigned char> random_network(uint64_t seed, int buckets = 4, uint32
   return network_file(version, buckets, ft, bias, out, out_bias);
 }
 
+// The file with another classical share (header offset 28), its hash
+// made again when `rehash` (as nnue_train.py writes it).
+std::vector<unsigned char> with_share(std::vector<unsigned char> f, uint32_t share,
+                                      bool rehash = true) {
+  std::memcpy(f.data() + 28, &share, 4);
+  if (!rehash) return f;
+  uint64_t hash = nnue::fnv1a(f.data() + nnue::kHeaderSize, f.size() - nnue::kHeaderSize);
+  if (share) hash = nnue::fnv1a_continue(hash, f.data() + 28, 4);
+  std::memcpy(f.data() + 128, &hash, 8);
+  return f;
+}
+
 // In a file of this process's own: ctest runs the generic and bmi2
 // variants of a test at once, and one read the other's half-written file.
 std::string write_file(const std::string& name, const std::vector<unsigned char>& bytes) {
@@ -154,6 +166,53 @@ TEST_F(ChessNnue, AGoodFileLoadsAndABadOneIsRefusedKeepingTheNetworkInUse) {
   EXPECT_EQ(nnue::select("classical"), "");
   EXPECT_EQ(nnue::describe(), "classical");
   EXPECT_EQ(nnue::current(), nullptr);
+}
+
+TEST_F(ChessNnue, AClassicalShareBlendsTheHandWrittenEvaluationIn) {
+  const auto alone = random_network(7, 1, 2);
+  const auto half = with_share(alone, 8);
+  nnue::Network net_alone, net_half;
+  ASSERT_EQ(nnue::parse(alone.data(), alone.size(), net_alone), "");
+  ASSERT_EQ(nnue::parse(half.data(), half.size(), net_half), "");
+  EXPECT_EQ(net_alone.classical_share, 0);
+  EXPECT_EQ(net_half.classical_share, 8);
+  // The share is part of what evaluates, so of the hash /v1/info shows.
+  EXPECT_NE(net_alone.hash, net_half.hash);
+  const auto too_much = with_share(alone, 17);
+  EXPECT_NE(nnue::parse(too_much.data(), too_much.size(), net_half), "");
+  const auto edited = with_share(alone, 8, false);  // the share changed, not the hash
+  EXPECT_NE(nnue::parse(edited.data(), edited.size(), net_half).find("damaged"), std::string::npos);
+  ASSERT_EQ(nnue::parse(half.data(), half.size(), net_half), "");
+
+  // Positions of a random game, each side to move, pawnless ones among them.
+  std::vector<Position> positions;
+  for (const char* fen : {"rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
+                          "r1bq1rk1/pp2bppp/2n1pn2/3p4/2PP4/2N1PN2/PP3PPP/R2QKB1R b KQ - 3 8",
+                          "8/5k2/8/3N4/8/2B5/5K2/8 w - - 0 70", "6k1/8/8/8/8/8/r7/4K2R b K - 0 50"})
+    positions.push_back(*Position::from_fen(fen));
+  auto pos = positions[0];
+  std::mt19937_64 rng(3);
+  for (int ply = 0; ply < 60; ++ply) {
+    MoveList legal(pos);
+    if (legal.empty()) break;
+    pos.do_move(legal.begin()[rng() % legal.size()]);
+    positions.push_back(pos);
+  }
+  const auto expect_evaluations = [&](const std::vector<unsigned char>& file, int share) {
+    ASSERT_EQ(nnue::select(write_file("share.nnue", file)), "");
+    const nnue::Network& net = *nnue::current();
+    for (const Position& p : positions) {
+      const int own = nnue_evaluate(net, p);
+      const int white = evaluate_with_trace(p).white_eval;
+      const int classical = p.side_to_move() == White ? white : -white;
+      EXPECT_EQ(evaluate(p),
+                std::clamp((own * (16 - share) + classical * share) / 16, -kEvalLimit, kEvalLimit))
+          << p.fen();
+    }
+  };
+  expect_evaluations(alone, 0);
+  expect_evaluations(half, 8);
+  expect_evaluations(with_share(alone, 16), 16);
 }
 
 TEST_F(ChessNnue, BuiltInNetworkParsesWhenTheBuildHasOne) {

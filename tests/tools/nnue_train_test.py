@@ -5,7 +5,9 @@ nothing); tools/tune/nnue_train.py lowers its loss on them and writes a
 network file; `kibitz uci` loads it (EvalFile), names it, and evaluates
 exactly as the trainer's integer model of the engine says, on every
 position of the data, for both file versions (--export of the checkpoint
-at --format 1 too); the integer network (version 2) is within 1.5 cp of
+at --format 1 too), and a file that gives the hand-written evaluation a
+share (--classical-share) loads under another hash and evaluates
+otherwise; the integer network (version 2) is within 1.5 cp of
 the float model on average and 6 cp at most (--compare); a file that is
 not a network is refused and the evaluation in use kept.
 
@@ -86,6 +88,25 @@ with tempfile.TemporaryDirectory() as tmp:
     run(sys.executable, TRAINER, "--export", checkpoint, "--format", "1", "--name", "test",
         "--out", net1)
     assert open(net1, "rb").read()[8] == 1 and open(net, "rb").read()[8] == 2
+    # A share for the hand-written evaluation: in the header (offset 28), and
+    # in the hash the engine shows; 17 sixteenths is refused.
+    net_half = os.path.join(tmp, "test-half.nnue")
+    run(sys.executable, TRAINER, "--export", checkpoint, "--classical-share", "8", "--name",
+        "test", "--out", net_half)
+    half = open(net_half, "rb").read()
+    assert half[28] == 8 and half[136:] == open(net, "rb").read()[136:]
+    p = subprocess.run([sys.executable, TRAINER, "--export", checkpoint, "--classical-share", "17",
+                        "--out", os.path.join(tmp, "bad.nnue")], capture_output=True, text=True)
+    assert p.returncode != 0 and "--classical-share" in p.stderr, p.stderr
+    shown = {}
+    for path in (net, net_half):
+        out = uci(["uci", f"setoption name EvalFile value {path}"]
+                  + [c for fen in FENS for c in (f"position fen {fen}", "eval")])
+        m = re.search(r"^info string evaluating with nnue test ([0-9a-f]{8})$", out, re.M)
+        assert m, out
+        shown[path] = (m.group(1), re.findall(r"^info string eval (-?\d+) cp white", out, re.M))
+    assert shown[net][0] != shown[net_half][0], shown
+    assert shown[net][1] != shown[net_half][1] and len(shown[net_half][1]) == len(FENS), shown
 
     # kibitz's integer output on every position of the data is the trainer's
     # model of it, for both versions.

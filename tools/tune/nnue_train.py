@@ -23,7 +23,10 @@ file version (--format; core/chess/nnue_network.h):
 checkpoint's best epoch against the integer arithmetic of the network file
 on the positions of DATA. --export CHECKPOINT --out FILE writes a
 checkpoint's best epoch without loading any data (another --format, a
-re-export).
+re-export). --classical-share S (0-16) writes into the file the part, in
+sixteenths, the hand-written evaluation takes of the engine's evaluation
+(the built-in network's is chosen by games); --eval and --compare give the
+network's own output, without that part.
 
 Held out: --validation of the positions at random, or with
 --validation-files K every K-th file (whole games: positions of one game
@@ -51,6 +54,7 @@ import torch
 
 INPUTS, HIDDEN, OUT_BUCKETS = 768, 256, 8
 SCALE = 400
+SHARE_UNITS = 16  # the classical share's whole (core/chess/nnue_network.h)
 QA1, QB1 = 255, 64  # version 1
 QA2, SQUARE_SHIFT2, QB2, OUT_SHIFT2 = 1024, 7, 1024, 23  # version 2 (2^23 = 8192 * 1024)
 QB = QB1  # the training clamp of the output weights (version 1's range; kept)
@@ -205,15 +209,20 @@ def quantise(net, layout, version):
     return dict(ft=ft, ft_bias=ft_bias, out=out, out_bias=out_bias)
 
 
-def write(net, layout, name, path, version=2):
+def write(net, layout, name, path, version=2, share=0):
+    """The network file; `share` is the hand-written evaluation's part of the
+    engine's evaluation in sixteenths (0: the network alone)."""
+    if not 0 <= share <= SHARE_UNITS:
+        raise ValueError(f"classical share {share} outside 0..{SHARE_UNITS}")
     a = quantise(net, layout, version)
     payload = (a["ft"].astype("<i2").tobytes() + a["ft_bias"].astype("<i2").tobytes()
                + a["out"].astype("<i2").tobytes() + a["out_bias"].astype("<i4").tobytes())
+    # FNV-1a 64 of the payload, continued over the share when it is not 0.
     h = 0xCBF29CE484222325
-    for byte in payload:  # FNV-1a 64
+    for byte in payload + (struct.pack("<I", share) if share else b""):
         h = ((h ^ byte) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
     header = (b"KBZNNUE\0"
-              + struct.pack("<6I", version, 1, HIDDEN, max(layout) + 1, OUT_BUCKETS, 0)
+              + struct.pack("<6I", version, 1, HIDDEN, max(layout) + 1, OUT_BUCKETS, share)
               + bytes(layout) + name.encode()[:32].ljust(32, b"\0") + struct.pack("<Q", h))
     assert len(header) == 136
     tmp = path + ".tmp"
@@ -326,6 +335,10 @@ def main():
     ap.add_argument("--out")
     ap.add_argument("--format", type=int, default=2, choices=(1, 2),
                     help="the network file's version (its integers' scales)")
+    ap.add_argument("--classical-share", type=int, default=0, metavar="S",
+                    choices=range(0, SHARE_UNITS + 1),
+                    help="the hand-written evaluation's part of the engine's evaluation, in "
+                         "sixteenths (0, the default: the network alone; chosen by games)")
     ap.add_argument("--export", metavar="CHECKPOINT",
                     help="write the best epoch of CHECKPOINT to --out, and nothing else")
     ap.add_argument("--compare", nargs=2, metavar=("CHECKPOINT", "NETWORK"),
@@ -364,7 +377,7 @@ def main():
         ap.error("--out is needed")
     if o.export:
         net, layout = checkpoint_net(o.export)
-        write(net, layout, o.name, o.out, o.format)
+        write(net, layout, o.name, o.out, o.format, o.classical_share)
         print(f"nnue_train: wrote {o.out} (version {o.format})", file=sys.stderr)
         return
     if not o.data:
@@ -452,7 +465,7 @@ def main():
         net.load_state_dict(best[2])
         print(f"nnue_train: epoch {best[1]}'s weights (validation {best[0]:.6f})",
               file=sys.stderr)
-    write(net, layout, o.name, o.out, o.format)
+    write(net, layout, o.name, o.out, o.format, o.classical_share)
     print(f"nnue_train: wrote {o.out} ({os.path.getsize(o.out)} bytes)", file=sys.stderr)
 
 
