@@ -203,9 +203,18 @@ class PoisonJob(unittest.TestCase):
         self.env["KIBITZ_JOB_MAX_ATTEMPTS"] = "0"
         first = self.server()
         first.start()
+        # Behind a long job, so that the 202 is written before the poison job
+        # runs (an idle server can start it, and die, first).
+        status, _, body = first.post("/v1/jobs", {"fen": CHESS_START,
+                                                  "limits": {"movetime_ms": 60000}})
+        self.assertEqual(status, 202, body)
+        long_id = body["id"]
+        self.assertTrue(wait_until(lambda: job(first, long_id)["status"] == "running"))
         status, _, body = first.post("/v1/jobs", {"fen": POISON, "limits": {"depth": 12}})
         self.assertEqual(status, 202, body)
         poison = body["id"]
+        status, _, body = first.request("DELETE", "/v1/jobs/" + long_id)
+        self.assertEqual(status, 200, body)
         self.assert_aborted(first)
         for deaths in (2, 3):
             s = self.server()
