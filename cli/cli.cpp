@@ -73,8 +73,9 @@ int run(int argc, char** argv) {
     std::fprintf(stderr, "kibitz: %s\n", e.what());
     return kUsageError;
   }
-  // The uci, bench and perft commands have no config: the option alone.
-  if (eval_file_) select_eval(*eval_file_, "kibitz");
+  // The uci, bench and perft commands have no config: the option, else the
+  // built-in network (analyze and serve then apply their config's setting).
+  select_eval(eval_file_.value_or(nnue::default_eval_file()), "kibitz");
   if (syzygy_path_ && !select_syzygy(*syzygy_path_, "kibitz")) return kUsageError;
   for (auto& [sub, action] : commands)
     if (sub->parsed()) return action();

@@ -292,7 +292,7 @@ class UciSession {
         " cp white (" + nnue::describe() + ")");
   }
 
-  std::string eval_file_ = eval_file_option().value_or("<empty>");
+  std::string eval_file_ = eval_file_option().value_or(nnue::default_eval_file());
   std::string syzygy_path_ = syzygy_path_option().value_or("<empty>");
   std::string fen_;
   std::vector<std::string> moves_;

@@ -147,6 +147,8 @@ const Network* builtin() {
 #endif
 }
 
+const char* default_eval_file() { return builtin() ? "builtin" : "classical"; }
+
 const Network* current() { return current_.load(std::memory_order_acquire); }
 
 std::string select(const std::string& eval_file) {

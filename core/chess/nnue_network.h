@@ -122,9 +122,14 @@ const Network* builtin();
 // A search reads it once, when it starts (Position::nn_track).
 const Network* current();
 
-// Chooses the evaluation by the `eval_file` setting: "" (the default: the
-// hand-written evaluation), "builtin" (the network built in), "classical"
-// (the hand-written evaluation), or the path of a network file. Returns an
+// The evaluation the programs start with when nothing names one: "builtin"
+// when the build has a network, else "classical". (The library itself
+// starts with the hand-written evaluation until select() is called.)
+const char* default_eval_file();
+
+// Chooses the evaluation by the `eval_file` setting: "" or "classical" (the
+// hand-written evaluation), "builtin" (the network built in), or the path
+// of a network file. Returns an
 // empty string, or the reason the setting was refused; then the evaluation
 // in use is kept. Not to be called while a search runs.
 std::string select(const std::string& eval_file);

@@ -65,9 +65,10 @@ struct Config {
   size_t cache_entries = 4096;
   std::string web_root;  // "": <dir of the executable>/web, if it exists
   std::string log_level = "info";
-  // The chess evaluation: "" or "classical" (hand-written), "builtin" (the
-  // network built in), or a network file (core/chess/nnue_network.h).
-  std::string eval_file;
+  // The chess evaluation: "builtin" (the network built in, with its share of
+  // the hand-written evaluation), "" or "classical" (hand-written), or a
+  // network file (core/chess/nnue_network.h).
+  std::string eval_file = "builtin";
   // Syzygy endgame tables (core/chess/syzygy.h): folders separated by ':';
   // "": none. A folder that cannot be read, or a path without a table, is
   // refused at start.

@@ -94,7 +94,7 @@ def option_defaults(kibitz):
             "Clear Hash": ("button", None, None, None),
             "UCI_ShowWDL": ("check", "false", None, None),
             "UCI_Chess960": ("check", "false", None, None),
-            "EvalFile": ("string", "<empty>", None, None),
+            "EvalFile": ("string", "builtin", None, None),
             "SyzygyPath": ("string", "<empty>", None, None)}
     check(listed == want, "options as listed: %r" % listed)
     # As they act: one thread beside the main and reader threads (Threads 1

@@ -111,6 +111,24 @@ class HttpTest(unittest.TestCase):
         self.assertEqual(status, 200)
         self.assertEqual(sorted(data["games"]), ["chess", "draughts"])
         self.assertEqual(data["engine"]["name"], "Kibitz")
+        # The default evaluation is the network built in, named with its hash.
+        self.assertRegex(data["engine"]["eval"], r"^nnue \S+ [0-9a-f]{8}$")
+
+    def test_eval_file_setting_chooses_the_evaluation(self):
+        # The setting by its variable: the hand-written evaluation, in /v1/info
+        # and in a result's engine; a file that cannot be used is reported and
+        # the default (the network) kept.
+        with Server(env={"KIBITZ_EVAL_FILE": "classical"}) as s:
+            status, _, data = s.get("/v1/info")
+            self.assertEqual((status, data["engine"]["eval"]), (200, "classical"), data)
+            status, _, r = s.post("/v1/analyze",
+                                  {"game": "chess", "fen": CHESS_START, "limits": {"depth": 2}})
+            self.assertEqual((status, r["engine"]["eval"]), (200, "classical"), r)
+        with Server(env={"KIBITZ_EVAL_FILE": "/nonexistent/net.nnue"}) as s:
+            status, _, data = s.get("/v1/info")
+            self.assertEqual(status, 200, data)
+            self.assertRegex(data["engine"]["eval"], r"^nnue \S+ [0-9a-f]{8}$")
+            self.assertIn("/nonexistent/net.nnue", s.log())
 
     def test_metrics(self):
         self.call("GET", "/healthz")
