@@ -65,7 +65,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     auto again = read(text, o);
     if (!again || again->size() != 1) std::abort();
     const Game& h = (*again)[0];
-    if (!same(g.main, h.main) || (g.result.empty() ? "*" : g.result) != h.result) std::abort();
+    // The result written is the game's termination (its marker, else its
+    // Result tag's result, else "*"), and a Result tag written repeats it.
+    if (!same(g.main, h.main) || termination(g) != h.result) std::abort();
+    if (const std::string* tag = h.tag("Result"); tag && *tag != h.result) std::abort();
     if (g.tags.size() != h.tags.size()) std::abort();
   }
   return 0;
