@@ -453,7 +453,6 @@ class Reviewing final : public Handle, public std::enable_shared_from_this<Revie
     for (PlayerSummary* s : {&review.white, &review.black})
       if (s->moves) s->average_loss /= s->moves, s->accuracy /= s->moves;
     annotated.set_tag("Annotator", kVersion);
-    annotated.result = record::termination(annotated);
     review.annotated = record::write(annotated, replay_.first_move_number, replay_.white_first);
     return review;
   }
