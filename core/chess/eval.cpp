@@ -396,6 +396,12 @@ int finish(const Position& pos, Score s) {
   return v;
 }
 
+// The hand-written evaluation, without the correction, from the side to move.
+int hand_written(const Position& pos) {
+  const int v = finish(pos, evaluate_score<false>(pos, nullptr));
+  return pos.side_to_move() == White ? v : -v;
+}
+
 }  // namespace
 
 int game_phase(const Position& pos) {
@@ -416,16 +422,11 @@ int evaluate(const Position& pos) {
     int v = nnue_evaluate(*net, pos);
     // A network file may give the hand-written evaluation (without its
     // correction) a share of the result, in sixteenths: the two err apart.
-    if (const int share = net->classical_share) {
-      const int c = finish(pos, evaluate_score<false>(pos, nullptr));
-      v = (v * (nnue::kShareUnits - share) + (pos.side_to_move() == White ? c : -c) * share) /
-          nnue::kShareUnits;
-    }
+    if (const int share = net->classical_share)
+      v = (v * (nnue::kShareUnits - share) + hand_written(pos) * share) / nnue::kShareUnits;
     return std::clamp(v, -kEvalLimit, kEvalLimit);
   }
-  const int v = finish(pos, evaluate_score<false>(pos, nullptr));
-  return std::clamp((pos.side_to_move() == White ? v : -v) + nn_correction(pos), -kEvalLimit,
-                    kEvalLimit);
+  return std::clamp(hand_written(pos) + nn_correction(pos), -kEvalLimit, kEvalLimit);
 }
 
 EvalTraceResult evaluate_with_trace(const Position& pos) {
