@@ -97,13 +97,16 @@ void Worker<G>::check_limits() {
   if (index_ != 0) return;
   if (--calls_until_check_ > 0) return;
   calls_until_check_ = 512;
-  if (shared_.time.node_limit_reached(shared_.total_nodes())) {
+  if (shared_.time.node_limit_reached(shared_.total_nodes()))
     shared_.stop.store(true, std::memory_order_relaxed);
-  } else if (shared_.time.out_of_time()) {
-    if (shared_.time.deadline_cuts())
-      shared_.cut_by_deadline.store(true, std::memory_order_relaxed);
-    shared_.stop.store(true, std::memory_order_relaxed);
-  }
+  else if (shared_.time.out_of_time())
+    stop_for_time();
+}
+
+template <Game G>
+void Worker<G>::stop_for_time() {
+  if (shared_.time.deadline_cuts()) shared_.cut_by_deadline.store(true, std::memory_order_relaxed);
+  shared_.stop.store(true, std::memory_order_relaxed);
 }
 
 template <Game G>
@@ -193,9 +196,7 @@ void Worker<G>::run() {
     while (shared_.time.infinite() && !shared_.stop.load(std::memory_order_relaxed) &&
            !shared_.time.out_of_time())
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    if (shared_.time.infinite() && !shared_.stop.load(std::memory_order_relaxed) &&
-        shared_.time.deadline_cuts())
-      shared_.cut_by_deadline.store(true, std::memory_order_relaxed);
+    if (shared_.time.infinite() && !shared_.stop.load(std::memory_order_relaxed)) stop_for_time();
     shared_.stop.store(true, std::memory_order_relaxed);
   }
 }

@@ -220,6 +220,9 @@ class Worker {
   template <bool Pv>
   Value qsearch(Stack* ss, Value alpha, Value beta);
   void check_limits();
+  // Stops the search for time, marking a stop the deadline forced short of
+  // the search's own limits (Shared::cut_by_deadline).
+  void stop_for_time();
   void update_pv(int ply, Move m);
   void update_quiet_stats(Stack* ss, Move best, const Move* quiets, int count, Depth depth);
   int continuation_index(Move m) const {
