@@ -20,6 +20,18 @@
 namespace kibitz::chess {
 namespace {
 
+// The file with another classical share (header offset 28), its hash
+// made again when `rehash` (as nnue_train.py writes it).
+std::vector<unsigned char> with_share(std::vector<unsigned char> f, uint32_t share,
+                                      bool rehash = true) {
+  std::memcpy(f.data() + 28, &share, 4);
+  if (!rehash) return f;
+  uint64_t hash = nnue::fnv1a(f.data() + nnue::kHeaderSize, f.size() - nnue::kHeaderSize);
+  if (share) hash = nnue::fnv1a_continue(hash, f.data() + 28, 4);
+  std::memcpy(f.data() + 128, &hash, 8);
+  return f;
+}
+
 // The bytes of a network file of `version` with these integers, as
 // nnue_train.py writes one (king buckets by the king's rank, so that king
 // moves cross buckets often).
@@ -44,9 +56,7 @@ std::vector<unsigned char> network_file(uint32_t version, int buckets,
   for (const int v : out_weights) put16(v);
   for (const int32_t b : out_bias)
     for (int k = 0; k < 4; ++k) f.push_back(uint8_t(uint32_t(b) >> (8 * k)));
-  const uint64_t hash = nnue::fnv1a(f.data() + nnue::kHeaderSize, f.size() - nnue::kHeaderSize);
-  std::memcpy(f.data() + 128, &hash, 8);
-  return f;
+  return with_share(std::move(f), 0);
 }
 
 // A network file of random integers with four king buckets: of version 1's
@@ -64,18 +74,6 @@ std::vector<unsigned char> random_network(uint64_t seed, int buckets = 4, uint32
   for (int32_t& b : out_bias)
     b = v1 ? int32_t(rng() % 20001) - 10000 : int32_t(rng() % 2000001) - 1000000;
   return network_file(version, buckets, ft, bias, out, out_bias);
-}
-
-// The file with another classical share (header offset 28), its hash
-// made again when `rehash` (as nnue_train.py writes it).
-std::vector<unsigned char> with_share(std::vector<unsigned char> f, uint32_t share,
-                                      bool rehash = true) {
-  std::memcpy(f.data() + 28, &share, 4);
-  if (!rehash) return f;
-  uint64_t hash = nnue::fnv1a(f.data() + nnue::kHeaderSize, f.size() - nnue::kHeaderSize);
-  if (share) hash = nnue::fnv1a_continue(hash, f.data() + 28, 4);
-  std::memcpy(f.data() + 128, &hash, 8);
-  return f;
 }
 
 // In a file of this process's own: ctest runs the generic and bmi2
