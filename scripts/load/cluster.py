@@ -624,9 +624,15 @@ def retry_run(c, requests=12):
            refused_503, code), flush=True)
     if moved["wredis"] < 1:
         fail("retry: haproxy redispatched nothing, so its retry was not what answered")
-    if refused_503 < 1:
-        fail("retry: %s answered no 503 shutting_down on an open connection (retry-on 503 untested)"
-             % victim.name)
+    # Whether HAProxy still holds an idle connection to the victim when it
+    # next picks it is HAProxy's choice: it purges its idle pool on its own
+    # schedule (pool-purge-delay), and one CI run (ASan) found none, every
+    # pick a refused connect and a redispatch. So the 503s are counted, not
+    # required; each half of that path is asserted where it is certain:
+    # tests/server/test_drain.py (a request on an open connection during the
+    # drain is answered 503 shutting_down) and
+    # tests/cluster/test_haproxy_config.py (HAProxy retries a 503 on another
+    # attempt, and the client sees only the retry's answer).
     if code != 0:
         fail("retry: %s exited %s after SIGTERM" % (victim.name, code))
 
