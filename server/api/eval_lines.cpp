@@ -150,7 +150,9 @@ Expected<store::Eval, std::string> read_eval(const json& e, const engine::Positi
   }
   r.bestmove = r.lines[0].moves[0];
   if (r.lines[0].moves.size() > 1) r.ponder = r.lines[0].moves[1];
-  return store::Eval{r.depth, int(r.lines.size()), to_wire(store::result_to_json(r))};
+  auto body = store::result_to_json(r);
+  body["eval"] = kKeptEvalImported;
+  return store::Eval{r.depth, int(r.lines.size()), to_wire(body)};
 }
 
 // An eval as the database writes it, from a kept analysis.

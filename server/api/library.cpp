@@ -4,6 +4,7 @@
 
 #include <charconv>
 
+#include "chess/nnue_network.h"
 #include "server/api/encode.h"
 #include "server/api/eval_lines.h"
 #include "server/api/metrics.h"
@@ -17,13 +18,34 @@ using nlohmann::json;
 
 namespace {
 
+// A kept analysis and what evaluated it.
+struct Kept {
+  engine::Result result;
+  std::string eval;
+};
+
+// The analysis of a stored body; its "eval" is what evaluated when it was
+// kept (kKeptEvalUnknown in bodies kept before the library wrote it).
+std::optional<Kept> read_kept(const std::optional<store::Eval>& found) {
+  if (!found) return std::nullopt;
+  const json body = json::parse(found->body, nullptr, false);
+  auto r = store::result_from_json(body);
+  if (!r) return std::nullopt;
+  const auto eval = body.is_object() ? body.find("eval") : body.end();
+  return Kept{std::move(*r), eval != body.end() && eval->is_string() ? eval->get<std::string>()
+                                                                     : kKeptEvalUnknown};
+}
+
 // The kept analysis as an answer to `context`: its first `multipv` lines,
-// encoded as a search's result would be.
-json answer_json(const engine::Result& kept, const ResultContext& context) {
-  engine::Result r = kept;
+// encoded as a search's result would be, its engine's "eval" the one that
+// made it (not the one evaluating now: a library outlives a change of
+// network, and instances with other networks share one).
+json answer_json(const Kept& kept, const ResultContext& context) {
+  engine::Result r = kept.result;
   if (r.lines.size() > size_t(context.multipv)) r.lines.resize(size_t(context.multipv));
   r.stopped = false;
   json body = encode_result(r, context);
+  body["engine"]["eval"] = kept.eval;
   body["source"] = "library";
   return body;
 }
@@ -51,9 +73,8 @@ bool library_may_answer(ApiCore& core, const AnalyzeCall& call) {
 std::optional<Reply> library_answer(ApiCore& core, const AnalyzeCall& call) {
   if (!library_may_answer(core, call)) return std::nullopt;
   const std::string key = library_key(call);
-  auto found = core.store->find_eval(key, call.request.multipv, *call.request.limits.depth);
-  std::optional<engine::Result> kept;
-  if (found) kept = store::result_from_json(json::parse(found->body, nullptr, false));
+  auto kept =
+      read_kept(core.store->find_eval(key, call.request.multipv, *call.request.limits.depth));
   if (!kept) {
     ++core.library.misses;
     return std::nullopt;
@@ -72,7 +93,9 @@ void library_keep(ApiCore& core, const AnalyzeCall& call, const engine::Result& 
   store::Eval e;
   e.depth = r.depth;
   e.multipv = call.request.multipv;
-  e.body = to_wire(store::result_to_json(r));
+  json body = store::result_to_json(r);
+  body["eval"] = nnue::describe();
+  e.body = to_wire(body);
   core.store->put_eval(key, e);
 }
 
@@ -92,9 +115,8 @@ Reply library_lookup(ApiCore& core, std::string_view game, std::string_view fen,
   auto call = decode_analyze(request, caps, core.service, Priority::interactive, false);
   if (!call) return call.error();
   const std::string key = library_key(*call);
-  auto found = core.store ? core.store->find_eval(key, call->request.multipv, 0) : std::nullopt;
-  std::optional<engine::Result> kept;
-  if (found) kept = store::result_from_json(json::parse(found->body, nullptr, false));
+  auto kept =
+      read_kept(core.store ? core.store->find_eval(key, call->request.multipv, 0) : std::nullopt);
   if (!kept) {
     ++core.library.misses;
     return error_reply(404, "not_found",
@@ -106,7 +128,7 @@ Reply library_lookup(ApiCore& core, std::string_view game, std::string_view fen,
   context.game = call->request.game;
   context.chess960 = call->position.chess960;
   context.fen = call->position.fen;
-  context.limits = {{"depth", kept->depth}};
+  context.limits = {{"depth", kept->result.depth}};
   context.multipv = call->request.multipv;
   return Reply{200, answer_json(*kept, context), nullptr, {}};
 }
@@ -171,13 +193,13 @@ Reply cloud_eval_lookup(ApiCore& core, std::string_view fen, std::string_view mu
         if (auto imported = position_call(core, zero, lines, as))
           found = core.store->find_eval(library_key(*imported), lines, 0);
   }
-  std::optional<engine::Result> kept;
-  if (found) kept = store::result_from_json(json::parse(found->body, nullptr, false));
-  if (!kept) {
+  const auto read = read_kept(found);
+  if (!read) {
     ++core.library.misses;
     return lichess_error(404, kNone);
   }
   ++core.library.hits;
+  const engine::Result* kept = &read->result;
   json pvs = json::array();
   for (size_t i = 0; i < kept->lines.size() && i < size_t(lines); ++i) {
     const engine::Line& l = kept->lines[i];

@@ -17,6 +17,13 @@ namespace kibitz::server {
 
 struct ApiCore;
 
+// What evaluated a kept analysis is kept beside it and answered as its
+// engine's "eval": nnue::describe() when a search kept it, kKeptEvalImported
+// for what `kibitz library import` read (another program's analyses), and
+// kKeptEvalUnknown for what was kept before the library wrote it.
+inline constexpr const char* kKeptEvalImported = "imported";
+inline constexpr const char* kKeptEvalUnknown = "unknown";
+
 struct LibraryCounters {
   std::atomic<uint64_t> hits{0}, misses{0};
 };

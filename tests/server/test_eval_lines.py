@@ -120,6 +120,18 @@ class EvalLinesTest(unittest.TestCase):
             self.assertIn("nothing was imported", r.stderr, why)
             self.assertEqual(self.export(), before, why)
 
+    def test_imported_analyses_are_named_imported(self):
+        # Another program made them: their engine's eval says "imported",
+        # not the network this server evaluates with.
+        line = self.lines[0]
+        with Server(env={"KIBITZ_STORE_PATH": self.store}) as s:
+            status, _, got = s.get("/v1/evals?" + urllib.parse.urlencode(
+                {"game": "chess", "fen": line["fen"] + " 0 1"}))
+            self.assertEqual(status, 200, got)
+            self.assertEqual((got["source"], got["engine"]["eval"]), ("library", "imported"))
+            status, _, info = s.get("/v1/info")
+            self.assertNotEqual(info["engine"]["eval"], "imported")
+
     def test_export_leaves_chess960_out(self):
         # The database is of standard chess: a Chess960 analysis in the
         # library (keyed apart) is not exported as if it were standard, and

@@ -7,6 +7,7 @@ for the sanitizer builds, where depth 20 takes minutes.)"""
 
 import os
 import shutil
+import sqlite3
 import sys
 import tempfile
 import unittest
@@ -130,6 +131,40 @@ class Library(unittest.TestCase):
             self.assertEqual(status, 200)
             self.assertEqual(lines_of(dgot), lines_of(dsearched))
             self.assertNotIn("analysis a", s.log())  # nothing was searched
+
+    def test_a_kept_analysis_names_the_evaluation_that_made_it(self):
+        # Kept under the hand-written evaluation, answered after a restart
+        # with the built-in network: the answer's engine names the
+        # evaluation that made it, not the one evaluating now.
+        env = dict(self.env, KIBITZ_STORE_PATH=os.path.join(self.dir, "labels.db"))
+        body = {"moves": ["d2d4", "d7d5", "c2c4"], "limits": {"depth": 7}}
+        with Server(env=dict(env, KIBITZ_EVAL_FILE="classical")) as s:
+            _, searched = self.analyze(s, body)
+            self.assertEqual((searched["source"], searched["engine"]["eval"]),
+                             ("search", "classical"))
+            self.assertEqual(s.terminate(timeout=30)[0], 0)
+        with Server(env=dict(env, KIBITZ_EVAL_FILE="builtin")) as s:
+            status, _, info = s.get("/v1/info")
+            self.assertEqual(status, 200, info)
+            now = info["engine"]["eval"]
+            self.assertRegex(now, r"^nnue \S+ [0-9a-f]{8}$")
+            _, kept = self.analyze(s, body)
+            self.assertEqual((kept["source"], kept["engine"]["eval"]), ("library", "classical"))
+            status, _, got = self.evals(s, "chess", searched["fen"])
+            self.assertEqual((status, got["engine"]["eval"]), (200, "classical"), got)
+            # A new analysis there is the network's, and is kept as such.
+            _, deeper = self.analyze(s, dict(body, limits={"depth": 8}))
+            self.assertEqual((deeper["source"], deeper["engine"]["eval"]), ("search", now))
+            _, kept = self.analyze(s, body)
+            self.assertEqual((kept["source"], kept["engine"]["eval"]), ("library", now))
+            self.assertEqual(s.terminate(timeout=30)[0], 0)
+        # An entry kept before the library recorded the evaluation: "unknown".
+        with sqlite3.connect(env["KIBITZ_STORE_PATH"]) as db:
+            self.assertGreaterEqual(
+                db.execute("UPDATE evals SET body = json_remove(body, '$.eval')").rowcount, 1)
+        with Server(env=env) as s:
+            _, kept = self.analyze(s, body)
+            self.assertEqual((kept["source"], kept["engine"]["eval"]), ("library", "unknown"))
 
     def test_memory_backend_keeps_nothing_across_restarts(self):
         env = {"KIBITZ_STORE_BACKEND": "memory", "KIBITZ_STORE_LIBRARY_MIN_DEPTH": "4"}
