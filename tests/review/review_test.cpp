@@ -40,6 +40,12 @@ TEST(ReviewRules, WinningChancesAndThresholds) {
   EXPECT_EQ(judge(GameKind::chess, mate(5), mate(3), t), Judgment::none);
   EXPECT_EQ(judge(GameKind::chess, cp(0), mate(-2), t), Judgment::blunder);
   EXPECT_EQ(judge(GameKind::chess, cp(-2000), mate(-2), t), Judgment::inaccuracy);
+  // Already worse: W below -0.6 (about -377 cp) a mistake, below -0.9
+  // (about -800 cp) an inaccuracy.
+  EXPECT_EQ(judge(GameKind::chess, cp(-350), mate(-2), t), Judgment::blunder);     // W -0.57
+  EXPECT_EQ(judge(GameKind::chess, cp(-500), mate(-2), t), Judgment::mistake);     // W -0.73
+  EXPECT_EQ(judge(GameKind::chess, cp(-700), mate(-2), t), Judgment::mistake);     // W -0.86
+  EXPECT_EQ(judge(GameKind::chess, cp(-850), mate(-2), t), Judgment::inaccuracy);  // W -0.92
   EXPECT_EQ(judge(GameKind::chess, mate(-4), mate(-2), t), Judgment::none);
   // Thresholds are the caller's.
   EXPECT_EQ(judge(GameKind::chess, cp(50), cp(-30), Thresholds{0.2, 0.3, 0.4}), Judgment::none);
