@@ -152,6 +152,10 @@ void HttpSession::on_analyze_done(uint64_t seq, Reply r) {
     ex_.stream.reset();  // nothing sent yet: a normal error response
     return reply(std::move(r));
   }
+  // An answer that came before any line (the library's, the cache's) has
+  // its headers (X-Kibitz-Source, X-Kibitz-Cache) on the stream's header.
+  if (!ex_.stream->started())
+    for (auto& h : r.headers) ex_.extra.push_back(std::move(h));
   // Mid-stream errors (e.g. shutting down) become the last line.
   ex_.stream->push_final(*r.wire() + "\n");
   write_stream();

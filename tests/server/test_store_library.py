@@ -5,6 +5,8 @@ store; GET /v1/evals for both games; deeper or node-limited requests still
 search. (D is 20 in a release build; KIBITZ_TEST_LIBRARY_DEPTH lowers it
 for the sanitizer builds, where depth 20 takes minutes.)"""
 
+import asyncio
+import json
 import os
 import shutil
 import sqlite3
@@ -12,6 +14,8 @@ import sys
 import tempfile
 import unittest
 import urllib.parse
+
+import websockets
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from kibitz_server import CHESS_START, DRAUGHTS_START, Server, Schemas  # noqa: E402
@@ -152,6 +156,29 @@ class Library(unittest.TestCase):
             self.assertEqual((kept["source"], kept["engine"]["eval"]), ("library", "classical"))
             status, _, got = self.evals(s, "chess", searched["fen"])
             self.assertEqual((status, got["engine"]["eval"]), (200, "classical"), got)
+            # The same answer, at once, as an NDJSON stream (one line: no
+            # iteration ran) and on the WebSocket.
+            status, headers, text = s.post("/v1/analyze", body,
+                                           headers={"Accept": "application/x-ndjson"})
+            self.assertEqual(status, 200, text)
+            self.assertEqual(headers.get("x-kibitz-source"), "library")
+            streamed = [json.loads(line) for line in text.splitlines() if line.strip()]
+            self.assertEqual(len(streamed), 1, streamed)
+            self.assertEqual((streamed[0]["source"], streamed[0]["engine"]["eval"]),
+                             ("library", "classical"))
+            self.assertEqual(lines_of(streamed[0]), lines_of(searched))
+
+            async def over_ws():
+                async with websockets.connect(s.ws_url()) as ws:
+                    await ws.send(json.dumps(dict(body, type="analyze", id="k")))
+                    while True:
+                        m = json.loads(await asyncio.wait_for(ws.recv(), 60))
+                        if m.get("type") != "info":
+                            return m
+            m = asyncio.run(over_ws())
+            self.assertEqual((m["type"], m["id"], m["source"], m["engine"]["eval"]),
+                             ("bestmove", "k", "library", "classical"), m)
+            self.assertEqual(lines_of(m), lines_of(searched))
             # A new analysis there is the network's, and is kept as such.
             _, deeper = self.analyze(s, dict(body, limits={"depth": 8}))
             self.assertEqual((deeper["source"], deeper["engine"]["eval"]), ("search", now))
