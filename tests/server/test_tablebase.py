@@ -256,6 +256,11 @@ class TablebaseTest(unittest.TestCase):
         self.assertEqual(body["dtz"], 1)
         self.assertEqual(body["precise_dtz"], 1)
         self.assertIsNone(body["dtm"])
+        # Standard chess from Syzygy tables: no DTM, DTW or DTC (other
+        # tables), no variant win or loss; in the position and every move.
+        for entry in [body, *body["moves"]]:
+            self.assertEqual((entry["dtm"], entry["dtw"], entry["dtc"]), (None, None, None), entry)
+            self.assertEqual((entry["variant_win"], entry["variant_loss"]), (False, False), entry)
         for m in body["moves"]:
             self.assertEqual(set(m), MOVE_FIELDS)
         # Lichess answers this position with these moves, categories and DTZ
