@@ -2,7 +2,8 @@
 # core/ depends one way: common -> the games' rules (chess, draughts) and the
 # record reader -> tt -> search -> engine -> review. Fails, naming the file
 # and the include, when a folder of core/ includes one of a higher layer, or
-# one game's rules include the other's.
+# one game's rules include the other's, or when core/ includes Boost,
+# nlohmann/json, spdlog or fmt.
 #
 #   tests/core_layers_check.sh [CORE_DIR]
 set -euo pipefail
@@ -41,6 +42,11 @@ while IFS= read -r file; do
     fi
   done < <(sed -n 's|^#include "\([a-z_]*\)/[^"]*".*|\1|p' "$file")
 done < <(find "$core" -name '*.h' -o -name '*.cpp' | sort)
+# core/ is plain C++20: no Boost, JSON or logging library (the server's).
+while IFS= read -r hit; do
+  echo "core_layers_check: $hit: core/ includes a library of the server" >&2
+  bad=1
+done < <(grep -rnE '^[[:space:]]*#[[:space:]]*include[[:space:]]*[<"](boost|nlohmann|spdlog|fmt)/' "$core" || true)
 if [ "$checked" -eq 0 ]; then
   echo "core_layers_check: no include found under $core" >&2
   exit 1
