@@ -46,6 +46,7 @@ class StandIn(http.server.ThreadingHTTPServer):
 
     def __init__(self):
         self.seen = []
+        self.forwarded = []  # each POST's X-Forwarded-For headers
         self.lock = threading.Lock()
         outer = self
 
@@ -72,6 +73,7 @@ class StandIn(http.server.ThreadingHTTPServer):
                 with outer.lock:
                     first = outer.seen.count((self.path, k)) % 2 == 0
                     outer.seen.append((self.path, k))
+                    outer.forwarded.append(self.headers.get_all("X-Forwarded-For") or [])
                 self.answer(503 if first else 202, {"key": k})
 
         super().__init__(("127.0.0.1", 0), Handler)
@@ -173,6 +175,25 @@ class HAProxyConfig(unittest.TestCase):
         self.assertNotEqual(reviews[0], jobs[0])  # one per request
         self.assertEqual([k for p, k in seen if k == "client-own-1"], ["client-own-1"] * 2)
         self.assertEqual({k for p, k in seen if p == "/v1/analyze"}, {None})  # jobs only
+
+    def test_forwarded_for_is_set_not_appended(self):
+        # What a client writes into X-Forwarded-For never reaches Kibitz:
+        # HAProxy replaces it with the address it sees (one header, one
+        # address), so a client cannot pose as another for its shares.
+        backend = StandIn()
+        threading.Thread(target=backend.serve_forever, daemon=True).start()
+        hap = HAProxy(backend.server_address[1]).start()
+        try:
+            status, _ = hap.post("/v1/analyze", {}, {"X-Forwarded-For": "203.0.113.7, 10.0.0.1"})
+            self.assertEqual(status, 202)
+            status, _ = hap.post("/v1/analyze", {})
+            self.assertEqual(status, 202)
+            forwarded = list(backend.forwarded)
+        finally:
+            hap.stop()
+            backend.shutdown()
+        self.assertEqual(len(forwarded), 4, forwarded)  # each 503 and its retry
+        self.assertEqual(forwarded, [["127.0.0.1"]] * 4)
 
     def test_log_has_no_query_string(self):
         cfg = tempfile.NamedTemporaryFile("w", suffix=".json", delete=False)
