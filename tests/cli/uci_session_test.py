@@ -259,6 +259,13 @@ def main():
     out = e.until(lambda l: l.startswith("bestmove"))
     check(not any(l.startswith("info string") for l in out), "e1g1 castles in standard chess: %r"
           % out[:2])
+    # With UCI_Chess960 off, a FEN whose rights only Chess960 has (rooks on
+    # b and h) is still read as Chess960: its O-O is g1h1, king takes rook.
+    e.send("position fen 1r4kr/pppppppp/8/8/8/8/PPPPPPPP/1R4KR w HBhb - 0 1")
+    e.send("go depth 3 searchmoves g1h1")
+    out = e.until(lambda l: l.startswith("bestmove"))
+    check(not any(l.startswith("info string") for l in out) and bestmove(out) == "g1h1",
+          "Chess960 rights read with UCI_Chess960 off: %r" % out[-2:])
 
     e.send("quit")
     check(e.p.wait(timeout=TIMEOUT) == 0, "exit status 0")
