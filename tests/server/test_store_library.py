@@ -193,6 +193,20 @@ class Library(unittest.TestCase):
             _, kept = self.analyze(s, body)
             self.assertEqual((kept["source"], kept["engine"]["eval"]), ("library", "unknown"))
 
+    def test_the_store_folder_is_created(self):
+        # store.path in folders that do not exist yet: they are made, and
+        # the library kept there across a restart.
+        path = os.path.join(self.dir, "new", "deeper", "kibitz.db")
+        env = dict(self.env, KIBITZ_STORE_PATH=path)
+        with Server(env=env) as s:
+            _, searched = self.analyze(s, {"moves": ["e2e4"], "limits": {"depth": 6}})
+            self.assertEqual(searched["source"], "search")
+            self.assertEqual(s.terminate(timeout=30)[0], 0)
+        self.assertTrue(os.path.isfile(path))
+        with Server(env=env) as s:
+            _, kept = self.analyze(s, {"moves": ["e2e4"], "limits": {"depth": 6}})
+            self.assertEqual(kept["source"], "library")
+
     def test_memory_backend_keeps_nothing_across_restarts(self):
         env = {"KIBITZ_STORE_BACKEND": "memory", "KIBITZ_STORE_LIBRARY_MIN_DEPTH": "4"}
         body = {"moves": ["d2d4"], "limits": {"depth": 6}}
