@@ -285,10 +285,14 @@ class AnswerMemoTest(unittest.TestCase):
         # The same request in other bytes takes the Api's route to the same entry.
         status, cache, body = self.send(json.dumps(json.loads(a), indent=1))
         self.assertEqual((status, cache, body), (200, "hit", answers[0][2]))
-        # A stream is never answered from the memo.
+        # A stream is never answered from the memo: the Api's cache answers
+        # it, as one NDJSON line (with the cache's header), not the memo's
+        # JSON bytes.
         status, cache, body = self.send(a, accept="application/x-ndjson")
-        self.assertEqual((status, cache), (200, None))
-        self.assertTrue(body.endswith(b"\n"), body)
+        self.assertEqual((status, cache), (200, "hit"))
+        self.assertTrue(body.endswith(b"\n") and body.count(b"\n") == 1, body)
+        self.assertNotEqual(body, answers[0][2])
+        self.assertEqual(json.loads(body)["lines"], json.loads(searched)["lines"])
         # b evicts a from the one-entry cache: a is searched again, not
         # answered from the memo.
         self.assertEqual(self.send(b)[:2], (200, None))
