@@ -9,6 +9,7 @@ that hangs up while its analysis is searched stops that search (HAProxy's
 option abortonclose closes the server's side)."""
 
 import asyncio
+import contextlib
 import http.client
 import http.server
 import json
@@ -140,6 +141,19 @@ class HAProxy:
             self.log.close()
 
 
+@contextlib.contextmanager
+def stand_in_behind_haproxy():
+    """A StandIn serving, behind deploy/'s HAProxy: (backend, haproxy)."""
+    backend = StandIn()
+    threading.Thread(target=backend.serve_forever, daemon=True).start()
+    hap = HAProxy(backend.server_address[1]).start()
+    try:
+        yield backend, hap
+    finally:
+        hap.stop()
+        backend.shutdown()
+
+
 class HAProxyConfig(unittest.TestCase):
     def test_config_is_valid(self):
         p = HAProxy(1).check()
@@ -147,10 +161,7 @@ class HAProxyConfig(unittest.TestCase):
         self.assertIn("Configuration file is valid", p.stdout + p.stderr)
 
     def test_submissions_get_a_key_their_retry_keeps(self):
-        backend = StandIn()
-        threading.Thread(target=backend.serve_forever, daemon=True).start()
-        hap = HAProxy(backend.server_address[1]).start()
-        try:
+        with stand_in_behind_haproxy() as (backend, hap):
             status, r = hap.post("/v1/jobs", {"limits": {"depth": 1}})
             self.assertEqual(status, 202, (r, hap.text()))
             status, r2 = hap.post("/v1/games/annotate", {"pgn": "1. e4 *"})
@@ -160,9 +171,6 @@ class HAProxyConfig(unittest.TestCase):
             status, _ = hap.post("/v1/analyze", {})
             self.assertEqual(status, 202)
             seen = list(backend.seen)
-        finally:
-            hap.stop()
-            backend.shutdown()
         jobs = [k for p, k in seen if p == "/v1/jobs" and k != "client-own-1"]
         self.assertEqual(len(jobs), 2, seen)  # the 503, and its retry
         self.assertEqual(jobs[0], jobs[1], seen)
@@ -180,18 +188,12 @@ class HAProxyConfig(unittest.TestCase):
         # What a client writes into X-Forwarded-For never reaches Kibitz:
         # HAProxy replaces it with the address it sees (one header, one
         # address), so a client cannot pose as another for its shares.
-        backend = StandIn()
-        threading.Thread(target=backend.serve_forever, daemon=True).start()
-        hap = HAProxy(backend.server_address[1]).start()
-        try:
+        with stand_in_behind_haproxy() as (backend, hap):
             status, _ = hap.post("/v1/analyze", {}, {"X-Forwarded-For": "203.0.113.7, 10.0.0.1"})
             self.assertEqual(status, 202)
             status, _ = hap.post("/v1/analyze", {})
             self.assertEqual(status, 202)
             forwarded = list(backend.forwarded)
-        finally:
-            hap.stop()
-            backend.shutdown()
         self.assertEqual(len(forwarded), 4, forwarded)  # each 503 and its retry
         self.assertEqual(forwarded, [["127.0.0.1"]] * 4)
 
