@@ -31,7 +31,7 @@ std::optional<Kept> read_kept(const std::optional<store::Eval>& found) {
   const json body = json::parse(found->body, nullptr, false);
   auto r = store::result_from_json(body);
   if (!r) return std::nullopt;
-  const auto eval = body.is_object() ? body.find("eval") : body.end();
+  const auto eval = body.find("eval");  // an object: result_from_json read it
   return Kept{std::move(*r), eval != body.end() && eval->is_string() ? eval->get<std::string>()
                                                                      : kKeptEvalUnknown};
 }
